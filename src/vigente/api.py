@@ -1,0 +1,333 @@
+"""The public Python API: :class:`Vigente`, a bitemporal evidence store over one :class:`Store`.
+
+Every surface (CLI, HTTP, MCP, inspector) calls these methods and holds no logic of its own.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from vigente.errors import (
+    FutureKnowledgeError,
+    ImportFileError,
+    InvalidInput,
+    InvalidInterval,
+    VigenteError,
+)
+from vigente.kernel.decision import decide
+from vigente.kernel.evidence import Evidence
+from vigente.kernel.ledger import WriteResult, apply_write, set_precedence
+from vigente.kernel.values import JSONValue, Scope, canonical_json, check_name
+from vigente.kernel.versions import PrecedenceRule, Version
+from vigente.store import Store, Write, open_store
+from vigente.time import Instant, TimeLike, to_instant, today
+
+__all__ = ["ImportReport", "ScopeLike", "Vigente"]
+
+ScopeLike = Scope | Mapping[str, object] | None
+
+
+@dataclass(frozen=True, slots=True)
+class ImportReport:
+    """What an import did: statements read, statements that changed the store, versions."""
+
+    statements: int
+    applied: int
+    versions_appended: int
+    versions_closed: int
+
+
+class _ImportLine(BaseModel):
+    """One line of an import file (JSON Lines)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    op: Literal["record", "retract"]
+    lineage: str
+    scope: dict[str, str | int] = {}
+    value: Any = None
+    source: str
+    valid_from: str
+    valid_to: str | None = None
+    known_at: str
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+class Vigente:
+    """A bitemporal evidence store.
+
+    ``known_at=None`` in :meth:`evidence` means "as known now"; ``now=None`` means the current
+    UTC date. Writes are atomic; a refused write leaves the store unchanged.
+    """
+
+    def __init__(self, store: Store, *, default_zone: str | None = None) -> None:
+        self.store = store
+        self.default_zone = default_zone
+
+    @classmethod
+    def open(cls, url: str | Path = ":memory:", *, default_zone: str | None = None) -> Vigente:
+        """Open (and migrate) a store: a SQLite path, ``:memory:`` or ``postgresql://…``."""
+        return cls(open_store(str(url)), default_zone=default_zone)
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> Vigente:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Group several writes into one atomic unit."""
+        with self.store.transaction():
+            yield
+
+    def _instant(self, value: TimeLike) -> Instant:
+        return to_instant(value, default_zone=self.default_zone)
+
+    # -- writes ----------------------------------------------------------------------------
+    def _write(
+        self,
+        op: str,
+        lineage: str,
+        value_json: str | None,
+        *,
+        valid_from: TimeLike,
+        valid_to: TimeLike | None,
+        known_at: TimeLike,
+        source: str,
+        scope: ScopeLike,
+        now: TimeLike | None = None,
+    ) -> Write:
+        write = Write(
+            op=op,
+            lineage=check_name("lineage", lineage),
+            scope=Scope.of(scope),
+            source=check_name("source", source),
+            value_json=value_json,
+            valid_from=self._instant(valid_from),
+            valid_to=None if valid_to is None else self._instant(valid_to),
+            known_at=self._instant(known_at),
+        )
+        if write.valid_to is not None and write.valid_to <= write.valid_from:
+            raise InvalidInterval(
+                f"valid_to {write.valid_to} is not after valid_from {write.valid_from}: the end "
+                "is exclusive, so give a later date (or omit it for no known end)"
+            )
+        self._check_not_future(write.known_at, now)
+        return write
+
+    def _check_not_future(self, known_at: Instant, now: TimeLike | None) -> Instant:
+        current = today() if now is None else self._instant(now)
+        if known_at > current and not known_at.same_moment(current):
+            raise FutureKnowledgeError(
+                f"known_at {known_at} is after now ({current}): nothing can be known from the "
+                "future; use a knowledge date on or before today (or pass --now for a replay)"
+            )
+        return current
+
+    def record(
+        self,
+        lineage: str,
+        value: JSONValue,
+        *,
+        valid_from: TimeLike,
+        valid_to: TimeLike | None = None,
+        known_at: TimeLike,
+        source: str,
+        scope: ScopeLike = None,
+        now: TimeLike | None = None,
+    ) -> WriteResult:
+        """State that ``lineage`` is ``value`` over ``[valid_from, valid_to)``, as learned on
+        ``known_at`` from ``source``. Snapshots it changes are closed, never overwritten."""
+        write = self._write(
+            "record",
+            lineage,
+            canonical_json(value),
+            valid_from=valid_from,
+            valid_to=valid_to,
+            known_at=known_at,
+            source=source,
+            scope=scope,
+            now=now,
+        )
+        return apply_write(self.store, write)
+
+    def retract(
+        self,
+        lineage: str,
+        *,
+        valid_from: TimeLike,
+        valid_to: TimeLike | None = None,
+        known_at: TimeLike,
+        source: str,
+        scope: ScopeLike = None,
+        now: TimeLike | None = None,
+    ) -> WriteResult:
+        """State that ``source`` no longer asserts any value over ``[valid_from, valid_to)``."""
+        write = self._write(
+            "retract",
+            lineage,
+            None,
+            valid_from=valid_from,
+            valid_to=valid_to,
+            known_at=known_at,
+            source=source,
+            scope=scope,
+            now=now,
+        )
+        return apply_write(self.store, write)
+
+    def set_precedence(
+        self,
+        sources: Iterable[str],
+        *,
+        known_at: TimeLike,
+        scope: ScopeLike = None,
+        lineage: str | None = None,
+        now: TimeLike | None = None,
+    ) -> PrecedenceRule:
+        """Make conflicts in ``scope`` (optionally one lineage) resolvable: earlier sources in
+        ``sources`` prevail. Applies to answers as known from ``known_at`` on."""
+        names = tuple(check_name("source", s) for s in sources)
+        if not names:
+            raise InvalidInput("a precedence rule needs at least one source, highest first")
+        if len(set(names)) != len(names):
+            raise InvalidInput("a precedence rule lists a source twice: list each source once")
+        k = self._instant(known_at)
+        self._check_not_future(k, now)
+        return set_precedence(
+            self.store,
+            names,
+            scope=Scope.of(scope),
+            lineage=None if lineage is None else check_name("lineage", lineage),
+            known_at=k,
+            rule_id=uuid.uuid4().hex[:16],
+        )
+
+    # -- reads -----------------------------------------------------------------------------
+    def evidence(
+        self,
+        lineage: str,
+        *,
+        valid_at: TimeLike,
+        known_at: TimeLike | None = None,
+        scope: ScopeLike = None,
+        now: TimeLike | None = None,
+    ) -> Evidence:
+        """What ``lineage`` was on ``valid_at`` as known on ``known_at`` (default: now).
+
+        ``now`` defaults to the current UTC date; a ``known_at`` after ``now`` is an error.
+        """
+        check_name("lineage", lineage)
+        the_scope = Scope.of(scope)
+        t = self._instant(valid_at)
+        current = today() if now is None else self._instant(now)
+        k = current if known_at is None else self._instant(known_at)
+        self._check_not_future(k, current)
+        candidates = self.store.candidates(lineage, the_scope, t, k)
+        earlier = None
+        if t < k and not t.same_moment(k) and k.same_moment(current):
+            # Needed to tell "retrospective" (a late-learned change) from "historical".
+            earlier = self.store.candidates(lineage, the_scope, t, t)
+        rules = self.store.precedence_rules(lineage, the_scope)
+        rules += self.store.precedence_rules(None, the_scope)
+        return decide(lineage, the_scope, t, k, current, candidates, rules, earlier)
+
+    def history(self, lineage: str, *, scope: ScopeLike = None) -> list[Version]:
+        """Every snapshot of a lineage on both axes (all scopes when ``scope`` is None)."""
+        check_name("lineage", lineage)
+        return self.store.history(lineage, None if scope is None else Scope.of(scope))
+
+    def lineages(self) -> list[tuple[str, Scope]]:
+        return self.store.lineages()
+
+    # -- import ----------------------------------------------------------------------------
+    def import_jsonl(self, path: str | Path, *, now: TimeLike | None = None) -> ImportReport:
+        """Import a JSON Lines file of ``record``/``retract`` statements atomically.
+
+        Every line is validated first; a bad line raises :class:`ImportFileError` with its line
+        number and nothing is written.
+        """
+        try:
+            data = Path(path).read_bytes()
+        except OSError as exc:
+            raise InvalidInput(f"cannot read {path}: {exc.strerror}") from None
+        return self.import_lines(data.splitlines(), now=now)
+
+    def import_lines(
+        self, lines: Iterable[bytes | str], *, now: TimeLike | None = None
+    ) -> ImportReport:
+        writes: list[tuple[int, Write]] = []
+        for number, raw in enumerate(lines, start=1):
+            try:
+                text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+            except UnicodeDecodeError:
+                raise ImportFileError(number, "not valid UTF-8: re-encode the file") from None
+            if not text.strip():
+                continue
+            writes.append((number, self._parse_line(number, text, now)))
+        statements = applied = appended = closed = 0
+        with self.store.transaction():
+            for number, write in writes:
+                try:
+                    result = apply_write(self.store, write)
+                except VigenteError as exc:
+                    raise ImportFileError(number, str(exc)) from None
+                statements += 1
+                applied += result.changed
+                appended += len(result.appended)
+                closed += len(result.closed)
+        return ImportReport(statements, applied, appended, closed)
+
+    def _parse_line(self, number: int, text: str, now: TimeLike | None) -> Write:
+        try:
+            obj = json.loads(text, parse_constant=_reject_constant)
+        except ValueError as exc:
+            raise ImportFileError(number, f"malformed JSON ({exc})") from None
+        if not isinstance(obj, dict):
+            raise ImportFileError(number, "expected a JSON object per line")
+        if obj.get("op") not in ("record", "retract"):
+            raise ImportFileError(
+                number, f'unknown op {obj.get("op")!r}: use "record" or "retract"'
+            )
+        try:
+            line = _ImportLine.model_validate(obj)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or 'line'}: {err['msg']}"
+                for err in exc.errors()
+            )
+            raise ImportFileError(number, problems) from None
+        if line.op == "record" and "value" not in obj:
+            raise ImportFileError(number, 'a record needs a "value"')
+        if line.op == "retract" and "value" in obj:
+            raise ImportFileError(number, 'a retract takes no "value"')
+        try:
+            value_json = canonical_json(line.value) if line.op == "record" else None
+            return self._write(
+                line.op,
+                line.lineage,
+                value_json,
+                valid_from=line.valid_from,
+                valid_to=line.valid_to,
+                known_at=line.known_at,
+                source=line.source,
+                scope=line.scope,
+                now=now,
+            )
+        except VigenteError as exc:
+            raise ImportFileError(number, str(exc)) from None

@@ -1,0 +1,151 @@
+"""The decision: which candidate rows are admitted at ``(t, k)``, the status, the label.
+
+Everything here is a pure function of the candidate rows, the precedence rules and the dates, so
+the same inputs always give the same evidence (DESIGN.md invariants 2 and 3).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from vigente.kernel.evidence import (
+    Evidence,
+    Exclusion,
+    Interpretation,
+    PrecedenceOutcome,
+    Status,
+)
+from vigente.kernel.statement import statement_for
+from vigente.kernel.values import JSONValue, Scope, canonical_json
+from vigente.kernel.versions import ExclusionReason, PrecedenceRule, Version, admissibility
+from vigente.time import Instant
+
+__all__ = ["decide", "interpretation_for", "status_of"]
+
+
+def _distinct(versions: tuple[Version, ...] | list[Version]) -> tuple[JSONValue, ...]:
+    seen: dict[str, JSONValue] = {}
+    for v in versions:
+        seen.setdefault(v.value_json, v.value)
+    return tuple(seen.values())
+
+
+def status_of(distinct_values: int) -> Status:
+    """Invariant 3: the status depends on the number of distinct admissible values only."""
+    if distinct_values == 0:
+        return Status.MISSING
+    return Status.SUPPORTED if distinct_values == 1 else Status.CONFLICT
+
+
+def _successor(
+    row: Version, reason: ExclusionReason, pool: list[Version], t: Instant, k: Instant
+) -> str | None:
+    """The snapshot that replaced ``row``: on the knowledge axis, the one written when it was
+    closed (preferring one valid at ``t``); on the validity axis, the next period known at ``k``."""
+    same = [v for v in pool if v.source == row.source and v.scope == row.scope and v is not row]
+    if reason is ExclusionReason.NO_LONGER_KNOWN:
+        written = [v for v in same if v.known_from == row.known_to]
+        for v in written:
+            if v.valid_at(t):
+                return v.version_id
+        return written[0].version_id if written else None
+    if reason is ExclusionReason.NO_LONGER_VALID and row.valid_to is not None:
+        end = row.valid_to
+        later = [v for v in same if v.known_at(k) and v.valid_from >= end]
+        if later:
+            return min(later, key=lambda v: (v.valid_from, v.version_id)).version_id
+    return None
+
+
+def interpretation_for(
+    status: Status,
+    admitted: tuple[Version, ...],
+    t: Instant,
+    k: Instant,
+    now: Instant,
+    earlier_values: tuple[JSONValue, ...] | None,
+    values: tuple[JSONValue, ...],
+) -> Interpretation:
+    """The seed's labels; ``earlier_values`` are the values at ``(t, t)`` when ``t < k = now``."""
+    if status is Status.MISSING:
+        return Interpretation.MISSING
+    if t > k and not t.same_moment(k):
+        if any(v.valid_from > k for v in admitted):
+            return Interpretation.ANNOUNCED_FUTURE
+        return Interpretation.PROJECTED
+    if not k.same_moment(now):
+        return Interpretation.KNOWN_THEN
+    if t.same_moment(k):
+        return Interpretation.CURRENT
+    if earlier_values is not None and {canonical_json(v) for v in earlier_values} != {
+        canonical_json(v) for v in values
+    }:
+        return Interpretation.RETROSPECTIVE
+    return Interpretation.HISTORICAL
+
+
+def decide(
+    lineage: str,
+    scope: Scope,
+    t: Instant,
+    k: Instant,
+    now: Instant,
+    candidates: list[Version],
+    rules: list[PrecedenceRule],
+    earlier: list[Version] | None,
+) -> Evidence:
+    """Turn the store's candidate rows into evidence (a pure function of its inputs)."""
+    admitted: list[Version] = []
+    excluded: list[Exclusion] = []
+    for row in candidates:
+        reason = admissibility(row, scope, t, k)
+        if reason is None:
+            admitted.append(row)
+        else:
+            excluded.append(Exclusion(row, reason, _successor(row, reason, candidates, t, k)))
+    values = _distinct(admitted)
+    status = status_of(len(values))
+    outcome = None
+    if status is Status.CONFLICT:
+        outcome = _apply_precedence(admitted, rules, k)
+        if outcome is not None:
+            values = _distinct([v for v in admitted if v.source == outcome.kept_source])
+            status = status_of(len(values))
+    earlier_values = None
+    if earlier is not None:
+        earlier_values = _distinct([v for v in earlier if admissibility(v, scope, t, t) is None])
+    admitted_t = tuple(admitted)
+    interpretation = interpretation_for(status, admitted_t, t, k, now, earlier_values, values)
+    evidence = Evidence(
+        lineage=lineage,
+        scope=scope,
+        valid_at=t,
+        known_at=k,
+        now=now,
+        status=status,
+        values=values,
+        interpretation=interpretation,
+        admitted=admitted_t,
+        excluded=tuple(excluded),
+        statement="",
+        precedence=outcome,
+        earlier_values=earlier_values,
+    )
+    return replace(evidence, statement=statement_for(evidence))
+
+
+def _apply_precedence(
+    admitted: list[Version], rules: list[PrecedenceRule], k: Instant
+) -> PrecedenceOutcome | None:
+    """Resolve a conflict by the rule known at ``k``, if the best-ranked source is listed."""
+    rule = next(
+        (r for r in rules if r.known_from <= k and (r.known_to is None or k < r.known_to)), None
+    )
+    if rule is None:
+        return None
+    best = min(admitted, key=lambda v: rule.rank(v.source))
+    if rule.rank(best.source) >= len(rule.sources):
+        return None  # no admitted source is named by the rule: the conflict stands
+    kept = best.source
+    overruled = tuple(v for v in admitted if v.source != kept)
+    return PrecedenceOutcome(rule, kept, overruled)

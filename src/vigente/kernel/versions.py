@@ -1,0 +1,123 @@
+"""Versions (immutable bitemporal snapshots) and the pure admissibility rule."""
+
+from __future__ import annotations
+
+import enum
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from vigente.kernel.values import JSONValue, Scope
+from vigente.time import Instant, Interval
+
+__all__ = [
+    "ExclusionReason",
+    "PrecedenceRule",
+    "Version",
+    "admissibility",
+]
+
+
+class ExclusionReason(enum.StrEnum):
+    """Why a candidate version was not admitted for ``(t, k)``."""
+
+    OUT_OF_SCOPE = "out_of_scope"
+    NOT_YET_KNOWN = "not_yet_known"
+    NO_LONGER_KNOWN = "no_longer_known"
+    NOT_YET_VALID = "not_yet_valid"
+    NO_LONGER_VALID = "no_longer_valid"
+
+
+@dataclass(frozen=True, slots=True)
+class Version:
+    """One immutable snapshot of a lineage on both axes.
+
+    ``valid_from``/``valid_to``: when the value applies in the world. ``known_from``/
+    ``known_to``: when the store held this snapshot. ``None`` ends are open. Only ``known_to``
+    is ever set after insertion (when later knowledge closes the snapshot).
+    """
+
+    version_id: str
+    lineage: str
+    scope: Scope
+    source: str
+    value_json: str
+    valid_from: Instant
+    valid_to: Instant | None
+    known_from: Instant
+    known_to: Instant | None
+
+    @property
+    def value(self) -> JSONValue:
+        result: JSONValue = json.loads(self.value_json)
+        return result
+
+    @property
+    def valid(self) -> Interval:
+        return Interval(self.valid_from, self.valid_to)
+
+    def valid_at(self, t: Instant) -> bool:
+        return self.valid_from <= t and (self.valid_to is None or t < self.valid_to)
+
+    def known_at(self, k: Instant) -> bool:
+        return self.known_from <= k and (self.known_to is None or k < self.known_to)
+
+    def was_ever_known(self) -> bool:
+        """False for a snapshot replaced at the very instant it was written."""
+        return self.known_to is None or self.known_from < self.known_to
+
+    def as_row(self) -> dict[str, Any]:
+        """The JSON shape used by ``ask --json`` and ``history --json``."""
+        return {
+            "version_id": self.version_id,
+            "value": self.value,
+            "source": self.source,
+            "valid_from": self.valid_from.isoformat(),
+            "valid_to": None if self.valid_to is None else self.valid_to.isoformat(),
+            "known_from": self.known_from.isoformat(),
+            "known_to": None if self.known_to is None else self.known_to.isoformat(),
+        }
+
+
+def admissibility(
+    version: Version, scope: Scope, valid_at: Instant, known_at: Instant
+) -> ExclusionReason | None:
+    """``None`` when the version is admissible for ``(t, k)``, else the first reason it is not.
+
+    Reasons are checked in a fixed order — scope, then the knowledge axis, then the validity
+    axis — so that the same row always gets the same reason.
+    """
+    if version.scope != scope:
+        return ExclusionReason.OUT_OF_SCOPE
+    if known_at < version.known_from:
+        return ExclusionReason.NOT_YET_KNOWN
+    if version.known_to is not None and known_at >= version.known_to:
+        return ExclusionReason.NO_LONGER_KNOWN
+    if valid_at < version.valid_from:
+        return ExclusionReason.NOT_YET_VALID
+    if version.valid_to is not None and valid_at >= version.valid_to:
+        return ExclusionReason.NO_LONGER_VALID
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class PrecedenceRule:
+    """An explicit ordering of sources for a scope (and optionally one lineage).
+
+    Rules are bitemporal on the knowledge axis: a rule set at ``known_from`` applies to answers
+    as known from then on, so that setting a rule never changes an answer about the past.
+    """
+
+    rule_id: str
+    lineage: str | None
+    scope: Scope
+    sources: tuple[str, ...]
+    known_from: Instant
+    known_to: Instant | None
+
+    def rank(self, source: str) -> int:
+        """Position of ``source`` in the rule; sources the rule does not list rank last."""
+        try:
+            return self.sources.index(source)
+        except ValueError:
+            return len(self.sources)

@@ -1,0 +1,122 @@
+"""The one storage contract every backend implements.
+
+Domain code (the kernel's bitemporal writes and evidence, later the lineage and runtime domains)
+talks to storage only through :class:`Store`. A backend owns its SQL, its migrations and the
+mapping of instants to columns; it holds no domain rules. The conformance suite in
+``tests/conformance`` runs the same tests against every backend.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+
+from vigente.kernel.values import Scope
+from vigente.kernel.versions import PrecedenceRule, Version
+from vigente.time import Instant
+
+__all__ = ["Store", "Write"]
+
+
+@dataclass(frozen=True, slots=True)
+class Write:
+    """One statement as the caller made it: the append-only journal of the store."""
+
+    op: str  # "record" | "retract"
+    lineage: str
+    scope: Scope
+    source: str
+    value_json: str | None
+    valid_from: Instant
+    valid_to: Instant | None
+    known_at: Instant
+
+
+class Store(ABC):
+    """Persistence for versions, the write journal and precedence rules.
+
+    Every method that changes data must run inside :meth:`transaction`; a transaction is atomic
+    (all or nothing) and nested calls join the outer one. Writers of one timeline are serialised
+    by :meth:`lock_timeline`.
+    """
+
+    #: The URL or path the store was opened with (for messages, never parsed by domain code).
+    url: str
+
+    # -- lifecycle -------------------------------------------------------------------------
+    @abstractmethod
+    def close(self) -> None:
+        """Release connections. The store cannot be used afterwards."""
+
+    @abstractmethod
+    def transaction(self) -> AbstractContextManager[None]:
+        """An atomic unit of work; re-entrant (inner calls join the outer transaction)."""
+
+    @abstractmethod
+    def lock_timeline(self, lineage: str, scope: Scope, source: str) -> None:
+        """Serialise concurrent writers of one timeline until the transaction ends."""
+
+    # -- journal ---------------------------------------------------------------------------
+    @abstractmethod
+    def append_write(self, write: Write) -> int:
+        """Append a statement to the journal and return its id (increasing)."""
+
+    @abstractmethod
+    def latest_knowledge(self, lineage: str, scope: Scope, source: str) -> Instant | None:
+        """The latest ``known_at`` of any write to the timeline, or ``None``."""
+
+    # -- versions --------------------------------------------------------------------------
+    @abstractmethod
+    def current_versions(self, lineage: str, scope: Scope, source: str) -> list[Version]:
+        """Versions of the timeline whose known interval is still open."""
+
+    @abstractmethod
+    def append_versions(self, versions: Sequence[Version]) -> None:
+        """Insert new versions (their ids are unique)."""
+
+    @abstractmethod
+    def close_versions(self, version_ids: Sequence[str], known_to: Instant) -> None:
+        """Close the known interval of open versions at ``known_to`` (the only update)."""
+
+    @abstractmethod
+    def candidates(
+        self, lineage: str, scope: Scope, valid_at: Instant, known_at: Instant
+    ) -> list[Version]:
+        """The rows that decide an answer at ``(t, k)``, in insertion order.
+
+        * every version of ``(lineage, scope)`` valid at ``t`` whose known interval is not
+          empty, whatever its knowledge (admitted, or excluded on the knowledge axis);
+        * among versions of ``(lineage, scope)`` known at ``k``, those ending nearest before
+          ``t`` and those starting nearest after ``t`` (the neighbours on the validity axis);
+        * versions of ``lineage`` in other scopes that are valid at ``t`` and known at ``k``.
+        """
+
+    @abstractmethod
+    def history(self, lineage: str, scope: Scope | None = None) -> list[Version]:
+        """Every version of the lineage (of one scope, or of all), in insertion order."""
+
+    @abstractmethod
+    def lineages(self) -> list[tuple[str, Scope]]:
+        """Every ``(lineage, scope)`` that has at least one write, sorted."""
+
+    # -- precedence rules ------------------------------------------------------------------
+    @abstractmethod
+    def append_precedence(self, rule: PrecedenceRule) -> None:
+        """Store a new precedence rule."""
+
+    @abstractmethod
+    def close_precedence(self, rule_id: str, known_to: Instant) -> None:
+        """Close the known interval of a rule."""
+
+    @abstractmethod
+    def precedence_rules(self, lineage: str | None, scope: Scope) -> list[PrecedenceRule]:
+        """Every rule stored for exactly ``(lineage, scope)``; ``None`` = scope-wide rules."""
+
+    # -- helpers shared by backends ---------------------------------------------------------
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,191 @@
+"""Instants and half-open intervals on either time axis.
+
+An :class:`Instant` is a point in UTC at microsecond precision that remembers whether it was
+given as a calendar date (``YYYY-MM-DD``, midnight UTC) or as a timestamp, so that answers print
+it back the way it was given and compare "today" at day precision. Intervals are half-open:
+``[start, end)``, with ``end=None`` for an open end (no 9999 sentinel in the API).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from dataclasses import dataclass
+from functools import total_ordering
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from vigente.errors import InvalidInterval, InvalidTime
+
+__all__ = [
+    "Instant",
+    "Interval",
+    "TimeLike",
+    "parse_instant",
+    "to_instant",
+    "today",
+]
+
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
+_MICROS_PER_DAY = 86_400_000_000
+_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+# RFC 3339: date, "T" or space, time, optional fraction, then "Z" or a numeric offset.
+_TIMESTAMP_RE = re.compile(
+    r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})?$"
+)
+
+
+@total_ordering
+@dataclass(frozen=True, eq=False, slots=True)
+class Instant:
+    """A point in time, in microseconds since 1970-01-01T00:00:00Z.
+
+    ``is_date`` records that the instant was given as a calendar date; it changes how the
+    instant is printed and how it compares with "now" (at day precision), never its position.
+    """
+
+    micros: int
+    is_date: bool = False
+
+    @classmethod
+    def from_datetime(cls, value: _dt.datetime) -> Instant:
+        if value.tzinfo is None or value.utcoffset() is None:
+            raise InvalidTime(
+                f"naive timestamp {value.isoformat()!r}: give an offset such as 'Z' or '+02:00'"
+            )
+        delta = value - _EPOCH
+        return cls((delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds)
+
+    @classmethod
+    def from_date(cls, value: _dt.date) -> Instant:
+        return cls((value - _EPOCH.date()).days * _MICROS_PER_DAY, is_date=True)
+
+    @property
+    def datetime(self) -> _dt.datetime:
+        return _EPOCH + _dt.timedelta(microseconds=self.micros)
+
+    @property
+    def date(self) -> _dt.date:
+        return self.datetime.date()
+
+    @property
+    def day(self) -> int:
+        """Days since the epoch (floor), for comparisons at day precision."""
+        return self.micros // _MICROS_PER_DAY
+
+    def isoformat(self) -> str:
+        """``YYYY-MM-DD`` when given as a date, else RFC 3339 in UTC with a ``Z``."""
+        if self.is_date:
+            return self.date.isoformat()
+        text = self.datetime.strftime("%Y-%m-%dT%H:%M:%S")
+        fraction = self.micros % 1_000_000
+        return f"{text}.{fraction:06d}Z" if fraction else f"{text}Z"
+
+    def same_moment(self, other: Instant) -> bool:
+        """Equal at the coarser of the two precisions: a date equals any instant on that day."""
+        if self.is_date or other.is_date:
+            return self.day == other.day
+        return self.micros == other.micros
+
+    def __str__(self) -> str:
+        return self.isoformat()
+
+    def __repr__(self) -> str:
+        return f"Instant({self.isoformat()!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Instant):
+            return NotImplemented
+        return self.micros == other.micros
+
+    def __lt__(self, other: Instant) -> bool:
+        return self.micros < other.micros
+
+    def __hash__(self) -> int:
+        return hash(self.micros)
+
+
+TimeLike = Instant | _dt.datetime | _dt.date | str
+
+
+def parse_instant(text: str, *, default_zone: str | None = None) -> Instant:
+    """Parse ``YYYY-MM-DD`` (midnight UTC) or an RFC 3339 timestamp with an offset.
+
+    A timestamp without an offset is refused unless ``default_zone`` (an IANA zone name such as
+    ``"Europe/Rome"``) says how to read it.
+    """
+    if not isinstance(text, str):
+        raise InvalidTime(f"expected a date string, got {type(text).__name__}")
+    text = text.strip()
+    if _DATE_RE.match(text):
+        try:
+            return Instant.from_date(_dt.date.fromisoformat(text))
+        except ValueError:
+            raise InvalidTime(f"{text!r} is not a calendar date: use YYYY-MM-DD") from None
+    match = _TIMESTAMP_RE.match(text)
+    if not match:
+        raise InvalidTime(
+            f"{text[:64]!r} is not a date: use YYYY-MM-DD or an RFC 3339 timestamp with an "
+            "offset, e.g. 2026-09-01T08:00:00Z"
+        )
+    fraction = match.group(1)
+    if fraction and len(fraction) > 7:  # more than microseconds: truncate to the stored precision
+        text = text.replace(fraction, fraction[:7], 1)
+    try:
+        value = _dt.datetime.fromisoformat(text.replace("z", "Z"))
+    except ValueError:
+        raise InvalidTime(f"{text!r} is not a valid timestamp") from None
+    if value.tzinfo is None:
+        if default_zone is None:
+            raise InvalidTime(
+                f"naive timestamp {text!r}: add an offset such as 'Z' or '+02:00', "
+                "or set a default zone"
+            )
+        try:
+            value = value.replace(tzinfo=ZoneInfo(default_zone))
+        except (ZoneInfoNotFoundError, ValueError):
+            raise InvalidTime(f"unknown time zone {default_zone!r}: use an IANA name") from None
+    return Instant.from_datetime(value)
+
+
+def to_instant(value: TimeLike, *, default_zone: str | None = None) -> Instant:
+    """Accept an :class:`Instant`, an aware ``datetime``, a ``date`` or a string."""
+    if isinstance(value, Instant):
+        return value
+    if isinstance(value, _dt.datetime):
+        if value.tzinfo is None and default_zone is not None:
+            value = value.replace(tzinfo=ZoneInfo(default_zone))
+        return Instant.from_datetime(value)
+    if isinstance(value, _dt.date):
+        return Instant.from_date(value)
+    return parse_instant(value, default_zone=default_zone)
+
+
+def today() -> Instant:
+    """The current UTC date, as a date instant."""
+    return Instant.from_date(_dt.datetime.now(_dt.UTC).date())
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    """A half-open interval ``[start, end)``; ``end=None`` means no known end."""
+
+    start: Instant
+    end: Instant | None = None
+
+    def __post_init__(self) -> None:
+        if self.end is not None and self.end <= self.start:
+            raise InvalidInterval(
+                f"interval end {self.end} is not after its start {self.start}: "
+                "the end is exclusive and must be later than the start"
+            )
+
+    def contains(self, at: Instant) -> bool:
+        return self.start <= at and (self.end is None or at < self.end)
+
+    def overlaps(self, other: Interval) -> bool:
+        return (other.end is None or self.start < other.end) and (
+            self.end is None or other.start < self.end
+        )
+
+    def __str__(self) -> str:
+        return f"[{self.start}, {self.end if self.end is not None else '∞'})"

@@ -1,0 +1,40 @@
+"""Shared fixtures. ``vg`` is a real, empty store on every backend of the conformance suite."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from vigente import Vigente
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED_DATA = ROOT.parent / "shared" / "data"
+
+#: Every backend the conformance suite runs on.
+BACKENDS = ["sqlite"]
+
+
+@pytest.fixture(params=BACKENDS)
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A URL of a fresh, empty database on each backend."""
+    if request.param == "sqlite":
+        return str(tmp_path / "vigente.db")
+    url: str = request.getfixturevalue("postgres_url")
+    return url
+
+
+@pytest.fixture
+def vg(store_url: str) -> Iterator[Vigente]:
+    store = Vigente.open(store_url)
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def sqlite_vg(tmp_path: Path) -> Iterator[Vigente]:
+    """A real SQLite store, for tests that are not about backend parity."""
+    store = Vigente.open(tmp_path / "vigente.db")
+    yield store
+    store.close()
