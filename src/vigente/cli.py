@@ -46,7 +46,8 @@ class _Group(click.Group):
 
 
 def _console() -> Console:
-    return Console(highlight=False, soft_wrap=False)
+    # Piped output keeps whole rows (dates never wrap); a terminal gets its own width.
+    return Console(highlight=False, width=None if sys.stdout.isatty() else 160)
 
 
 def _parse_scope(values: Sequence[str]) -> dict[str, str]:

@@ -76,9 +76,9 @@ class Instant:
         """``YYYY-MM-DD`` when given as a date, else RFC 3339 in UTC with a ``Z``."""
         if self.is_date:
             return self.date.isoformat()
-        text = self.datetime.strftime("%Y-%m-%dT%H:%M:%S")
-        fraction = self.micros % 1_000_000
-        return f"{text}.{fraction:06d}Z" if fraction else f"{text}Z"
+        moment = self.datetime.replace(tzinfo=None)
+        spec = "microseconds" if moment.microsecond else "seconds"
+        return moment.isoformat(timespec=spec) + "Z"
 
     def same_moment(self, other: Instant) -> bool:
         """Equal at the coarser of the two precisions: a date equals any instant on that day."""

@@ -6,7 +6,7 @@ import json
 
 from vigente.kernel.evidence import Evidence, Interpretation, Status
 from vigente.kernel.values import JSONValue
-from vigente.kernel.versions import ExclusionReason, Version
+from vigente.kernel.versions import Version
 
 __all__ = ["format_value", "statement_for"]
 
@@ -37,9 +37,8 @@ def statement_for(evidence: Evidence) -> str:
     subject = e.lineage if not e.scope.items else f"{e.lineage} [{e.scope}]"
     t, k = e.valid_at, e.known_at
     if e.status is Status.MISSING:
-        later = any(x.reason is ExclusionReason.NOT_YET_KNOWN for x in e.excluded)
-        note = " A record for that date was only learned after it." if later else ""
-        return f"No record of {subject} on {t} as known on {k} — no record, not zero.{note}"
+        # Nothing learned after k may leak into an answer at k (invariant 2).
+        return f"No record of {subject} on {t} as known on {k} — no record, not zero."
     if e.status is Status.CONFLICT:
         alternatives = "; ".join(
             f"{format_value(value)} ({_support(_rows_for(e, value))})" for value in e.values
