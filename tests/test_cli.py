@@ -321,4 +321,4 @@ def test_every_command_has_help_and_is_in_the_readme() -> None:
     readme = (ROOT / "README.md").read_text()
     for name, command in cli.commands.items():
         assert command.help, f"{name} has no help text"
-        assert f"vigente --db" in readme and f" {name} " in readme, f"{name} not in README"
+        assert "vigente --db" in readme and f" {name} " in readme, f"{name} not in README"
