@@ -9,11 +9,13 @@ import pytest
 
 from vigente import Vigente
 
+pytest_plugins = ["tests.postgres_server"]
+
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = ROOT.parent / "shared" / "data"
 
 #: Every backend the conformance suite runs on.
-BACKENDS = ["sqlite"]
+BACKENDS = ["sqlite", "postgres"]
 
 
 @pytest.fixture(params=BACKENDS)

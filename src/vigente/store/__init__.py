@@ -16,7 +16,7 @@ def open_store(url: str) -> Store:
     (or ``:memory:``)."""
     if url.startswith(_POSTGRES_SCHEMES):
         try:
-            from vigente.store.postgres import PostgresStore  # type: ignore[import-not-found,unused-ignore]
+            from vigente.store.postgres import PostgresStore
         except ImportError as exc:  # psycopg missing
             raise StoreError(
                 f"PostgreSQL support is not installed ({exc}): pip install 'vigente[postgres]'"

@@ -1,0 +1,538 @@
+"""The PostgreSQL backend: a connection pool, ``tstzrange`` intervals, numbered migrations.
+
+Valid and known intervals are ``tstzrange`` columns, half-open ``[)``, an open end being an
+unbounded upper bound. A snapshot closed at the instant it was written has an empty known
+interval, and an empty range forgets its bounds, so ``known_from``/``known_to`` are stored as
+``timestamptz`` and the ``known`` range is generated from them. GiST indexes (``btree_gist``)
+cover (subject, range) on both axes. ``date_flags`` remembers which instants were given as
+calendar dates, so that they print back as dates. Text that is compared or sorted uses the
+``"C"`` collation, so that ordering matches Python's and SQLite's whatever the database locale.
+
+A transaction runs on one pooled connection, remembered per thread while it lasts, so one
+:class:`PostgresStore` serves several threads; a read outside a transaction borrows a connection
+for one statement. Writers of one timeline are serialised across processes by a transaction-scoped
+advisory lock. Statements run in READ COMMITTED, so a writer that has waited for the lock reads
+what the previous writer committed.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import re
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+from psycopg import errors as pg_errors
+from psycopg.conninfo import conninfo_to_dict
+from psycopg_pool import ConnectionPool
+
+from vigente.errors import StoreError
+from vigente.kernel.values import Scope
+from vigente.kernel.versions import PrecedenceRule, Version
+from vigente.store.base import Store, Write
+from vigente.time import Instant
+
+__all__ = ["MIGRATIONS", "PostgresStore"]
+
+Connection = psycopg.Connection[tuple[Any, ...]]
+Row = tuple[Any, ...]
+
+# Bits of date_flags: which instants were given as calendar dates (as in the SQLite backend).
+_VF, _VT, _KF, _KT = 1, 2, 4, 8
+
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
+_MICROSECOND = _dt.timedelta(microseconds=1)
+
+#: Advisory lock key that serialises the migrations of one database ("vigente" in ASCII).
+MIGRATION_LOCK_KEY = 0x76_69_67_65_6E_74_65
+
+MIGRATIONS: list[list[str]] = [
+    # 1: the kernel: subjects (lineage within a scope), the write journal, versions, precedence
+    [
+        "CREATE EXTENSION IF NOT EXISTS btree_gist",
+        """CREATE TABLE subjects (
+            subject_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            lineage    text COLLATE "C" NOT NULL,
+            scope_key  text COLLATE "C" NOT NULL,
+            UNIQUE (lineage, scope_key)
+        )""",
+        """CREATE TABLE writes (
+            write_id   bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            subject_id bigint NOT NULL REFERENCES subjects (subject_id),
+            op         text NOT NULL CHECK (op IN ('record', 'retract')),
+            source     text COLLATE "C" NOT NULL,
+            value      text,
+            valid      tstzrange NOT NULL CHECK (NOT isempty(valid) AND NOT lower_inf(valid)),
+            known_at   timestamptz NOT NULL,
+            date_flags smallint NOT NULL
+        )""",
+        "CREATE INDEX writes_timeline ON writes (subject_id, source, known_at)",
+        """CREATE TABLE versions (
+            seq        bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,  -- insertion order
+            version_id text COLLATE "C" NOT NULL UNIQUE,
+            subject_id bigint NOT NULL REFERENCES subjects (subject_id),
+            source     text COLLATE "C" NOT NULL,
+            value      text NOT NULL,
+            valid      tstzrange NOT NULL CHECK (NOT isempty(valid) AND NOT lower_inf(valid)),
+            known_from timestamptz NOT NULL,
+            known_to   timestamptz CHECK (known_to >= known_from),  -- NULL: still held
+            known      tstzrange NOT NULL
+                       GENERATED ALWAYS AS (tstzrange(known_from, known_to, '[)')) STORED,
+            date_flags smallint NOT NULL
+        )""",
+        "CREATE INDEX versions_valid ON versions USING gist (subject_id, valid)",
+        "CREATE INDEX versions_known ON versions USING gist (subject_id, known)",
+        "CREATE INDEX versions_order ON versions (subject_id, seq)",
+        "CREATE INDEX versions_open ON versions (subject_id, source, seq) WHERE known_to IS NULL",
+        """CREATE TABLE precedence_rules (
+            seq        bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            rule_id    text COLLATE "C" NOT NULL UNIQUE,
+            lineage    text COLLATE "C" NOT NULL,  -- '' = every lineage of the scope
+            scope_key  text COLLATE "C" NOT NULL,
+            sources    text NOT NULL,  -- JSON array, highest precedence first
+            known_from timestamptz NOT NULL,
+            known_to   timestamptz CHECK (known_to >= known_from),
+            known      tstzrange NOT NULL
+                       GENERATED ALWAYS AS (tstzrange(known_from, known_to, '[)')) STORED,
+            date_flags smallint NOT NULL
+        )""",
+        "CREATE INDEX precedence_subject ON precedence_rules (lineage, scope_key, seq)",
+    ],
+]
+
+SELECT_SCHEMA_TABLE = "SELECT to_regclass('vigente_migrations')"
+CREATE_SCHEMA_TABLE = "CREATE TABLE IF NOT EXISTS vigente_migrations (version integer PRIMARY KEY)"
+SELECT_SCHEMA_VERSION = "SELECT coalesce(max(version), 0) FROM vigente_migrations"
+INSERT_SCHEMA_VERSION = "INSERT INTO vigente_migrations (version) VALUES (%s)"
+LOCK = "SELECT pg_advisory_xact_lock(%s)"
+
+_VERSION_COLUMNS = """v.version_id, s.lineage, s.scope_key, v.source, v.value,
+    lower(v.valid), upper(v.valid), v.known_from, v.known_to, v.date_flags"""
+
+SELECT_SUBJECT = "SELECT subject_id FROM subjects WHERE lineage = %s AND scope_key = %s"
+INSERT_SUBJECT = """INSERT INTO subjects (lineage, scope_key) VALUES (%s, %s)
+    ON CONFLICT (lineage, scope_key) DO NOTHING RETURNING subject_id"""
+INSERT_WRITE = """INSERT INTO writes (subject_id, op, source, value, valid, known_at, date_flags)
+    VALUES (%s, %s, %s, %s, tstzrange(%s::timestamptz, %s::timestamptz, '[)'), %s, %s)
+    RETURNING write_id"""
+SELECT_LATEST_KNOWLEDGE = """SELECT w.known_at, w.date_flags
+    FROM writes w JOIN subjects s USING (subject_id)
+    WHERE s.lineage = %s AND s.scope_key = %s AND w.source = %s
+    ORDER BY w.known_at DESC, w.write_id DESC LIMIT 1"""
+SELECT_CURRENT = f"""SELECT {_VERSION_COLUMNS} FROM versions v JOIN subjects s USING (subject_id)
+    WHERE s.lineage = %s AND s.scope_key = %s AND v.source = %s AND v.known_to IS NULL
+    ORDER BY v.seq"""
+INSERT_VERSION = """INSERT INTO versions
+    (version_id, subject_id, source, value, valid, known_from, known_to, date_flags)
+    VALUES (%s, %s, %s, %s, tstzrange(%s::timestamptz, %s::timestamptz, '[)'), %s, %s, %s)"""
+CLOSE_VERSIONS = f"""UPDATE versions SET known_to = %s, date_flags = (date_flags & ~{_KT}) | %s
+    WHERE version_id = ANY(%s) AND known_to IS NULL"""
+# The same rows as the SQLite backend's SELECT_CANDIDATES, with range operators.
+SELECT_CANDIDATES = f"""
+WITH subject AS (
+    SELECT subject_id FROM subjects WHERE lineage = %(lineage)s AND scope_key = %(scope)s
+), known_at_k AS (
+    SELECT seq, valid FROM versions
+     WHERE subject_id = (SELECT subject_id FROM subject) AND known @> %(k)s::timestamptz
+)
+SELECT {_VERSION_COLUMNS} FROM versions v JOIN subjects s USING (subject_id) WHERE v.seq IN (
+    SELECT seq FROM versions
+     WHERE subject_id = (SELECT subject_id FROM subject)
+       AND valid @> %(t)s::timestamptz AND NOT isempty(known)
+    UNION ALL
+    SELECT seq FROM known_at_k
+     WHERE upper(valid) = (SELECT max(upper(valid)) FROM known_at_k
+                            WHERE upper(valid) <= %(t)s::timestamptz)
+    UNION ALL
+    SELECT seq FROM known_at_k
+     WHERE lower(valid) = (SELECT min(lower(valid)) FROM known_at_k
+                            WHERE lower(valid) > %(t)s::timestamptz)
+    UNION ALL
+    SELECT o.seq FROM versions o JOIN subjects os USING (subject_id)
+     WHERE os.lineage = %(lineage)s AND os.scope_key <> %(scope)s
+       AND o.valid @> %(t)s::timestamptz AND o.known @> %(k)s::timestamptz
+) ORDER BY v.seq"""
+SELECT_HISTORY = f"""SELECT {_VERSION_COLUMNS} FROM versions v JOIN subjects s USING (subject_id)
+    WHERE s.lineage = %s ORDER BY v.seq"""
+SELECT_HISTORY_SCOPED = f"""SELECT {_VERSION_COLUMNS} FROM versions v
+    JOIN subjects s USING (subject_id)
+    WHERE s.lineage = %s AND s.scope_key = %s ORDER BY v.seq"""
+SELECT_LINEAGES = "SELECT lineage, scope_key FROM subjects ORDER BY lineage, scope_key"
+INSERT_PRECEDENCE = """INSERT INTO precedence_rules
+    (rule_id, lineage, scope_key, sources, known_from, known_to, date_flags)
+    VALUES (%s, %s, %s, %s, %s, %s, %s)"""
+CLOSE_PRECEDENCE = f"""UPDATE precedence_rules SET known_to = %s,
+    date_flags = (date_flags & ~{_KT}) | %s WHERE rule_id = %s AND known_to IS NULL"""
+SELECT_PRECEDENCE = """SELECT rule_id, lineage, scope_key, sources, known_from, known_to,
+    date_flags FROM precedence_rules WHERE lineage = %s AND scope_key = %s ORDER BY seq"""
+
+
+# -- instants ------------------------------------------------------------------------------
+def _datetime(instant: Instant | None) -> _dt.datetime | None:
+    return None if instant is None else _EPOCH + _dt.timedelta(microseconds=instant.micros)
+
+
+def _instant(value: _dt.datetime, flags: int, bit: int) -> Instant:
+    return Instant((value - _EPOCH) // _MICROSECOND, bool(flags & bit))
+
+
+def _open_instant(value: _dt.datetime | None, flags: int, bit: int) -> Instant | None:
+    return None if value is None else _instant(value, flags, bit)
+
+
+def _flags(*pairs: tuple[Instant | None, int]) -> int:
+    return sum(bit for instant, bit in pairs if instant is not None and instant.is_date)
+
+
+def _version(row: Row, scopes: dict[str, Scope]) -> Version:
+    version_id, lineage, scope_key, source, value, vf, vt, kf, kt, flags = row
+    scope = scopes.get(scope_key)
+    if scope is None:
+        scope = scopes[scope_key] = Scope.from_key(scope_key)
+    return Version(
+        version_id=version_id,
+        lineage=lineage,
+        scope=scope,
+        source=source,
+        value_json=value,
+        valid_from=_instant(vf, flags, _VF),
+        valid_to=_open_instant(vt, flags, _VT),
+        known_from=_instant(kf, flags, _KF),
+        known_to=_open_instant(kt, flags, _KT),
+    )
+
+
+def _lock_key(*parts: str) -> int:
+    """A stable signed 64-bit advisory-lock key (a collision only serialises more)."""
+    digest = hashlib.blake2b(json.dumps(parts).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+# -- messages ------------------------------------------------------------------------------
+_PASSWORD_PARAM = re.compile(r"(password\s*=\s*)('[^']*'|[^&\s]*)", re.IGNORECASE)
+
+
+def redact(url: str) -> str:
+    """``url`` with any password replaced by ``***`` (for messages and ``Store.url``)."""
+    parts = urlsplit(url)
+    if parts.password:
+        host = parts.netloc.rpartition("@")[2]
+        parts = parts._replace(netloc=f"{parts.username or ''}:***@{host}")
+    return _PASSWORD_PARAM.sub(r"\1***", urlunsplit(parts))
+
+
+def _diagnostic(exc: psycopg.Error) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return " ".join(text.split())
+
+
+def _hint(exc: psycopg.Error) -> str:
+    if isinstance(exc, pg_errors.InsufficientPrivilege):
+        return (
+            "grant the user CREATE on the database (for the first migration) and SELECT, "
+            "INSERT, UPDATE on vigente's tables"
+        )
+    if isinstance(exc, pg_errors.ReadOnlySqlTransaction):
+        return "the server is read-only (a standby?): point the URL at the primary"
+    if isinstance(exc, pg_errors.TooManyConnections):
+        return "the server has no free connections: lower the pool size or raise max_connections"
+    if isinstance(exc, psycopg.OperationalError):
+        return (
+            "check that the server is running and reachable, and that the host, port, database, "
+            "user and password in the URL are right"
+        )
+    return "this is unexpected: please report it with the message above"
+
+
+class PostgresStore(Store):
+    """A :class:`Store` in a PostgreSQL database (``postgresql://user@host:port/dbname``).
+
+    ``min_size``/``max_size`` bound the connection pool (one connection per concurrent
+    transaction or read); ``timeout`` is how long a caller waits for a free connection.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        min_size: int = 1,
+        max_size: int = 10,
+        timeout: float = 30.0,
+        connect_timeout: int = 10,
+    ) -> None:
+        self.url = redact(url)
+        self._pid = os.getpid()
+        self._local = threading.local()
+        self._scopes: dict[str, Scope] = {}
+        try:
+            options = conninfo_to_dict(url)
+        except psycopg.ProgrammingError as exc:
+            raise StoreError(
+                f"invalid PostgreSQL URL {self.url!r} ({_diagnostic(exc)}): use "
+                "postgresql://user:password@host:port/dbname"
+            ) from None
+        kwargs: dict[str, Any] = {"autocommit": True}
+        if "connect_timeout" not in options:
+            kwargs["connect_timeout"] = connect_timeout
+        self._migrate(url, kwargs)
+        self._pool: ConnectionPool[Connection] = ConnectionPool(
+            url,
+            kwargs=kwargs,
+            min_size=min_size,
+            max_size=max_size,
+            timeout=timeout,
+            num_workers=2,
+            name="vigente",
+            open=False,
+        )
+        self._pool.open()
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def _migrate(self, url: str, kwargs: dict[str, Any]) -> None:
+        statement = ""
+        stage = "connect to"
+        try:
+            with psycopg.connect(url, **kwargs) as conn:
+                stage = "read the schema of"
+                if _schema_version(conn) == len(MIGRATIONS):
+                    return
+                stage = "migrate"
+                with conn.transaction():
+                    conn.execute(LOCK, (MIGRATION_LOCK_KEY,))  # one migrator at a time
+                    conn.execute(CREATE_SCHEMA_TABLE)
+                    done = _schema_version(conn)
+                    if done > len(MIGRATIONS):
+                        raise StoreError(
+                            f"database {self.url!r} was written by a newer vigente (schema "
+                            f"{done}); upgrade vigente"
+                        )
+                    for number, statements in enumerate(MIGRATIONS[done:], start=done + 1):
+                        for statement in statements:
+                            conn.execute(statement)
+                        conn.execute(INSERT_SCHEMA_VERSION, (number,))
+        except psycopg.Error as exc:
+            if "EXTENSION" in statement:
+                raise StoreError(
+                    f"cannot create the btree_gist extension in {self.url!r} "
+                    f"({_diagnostic(exc)}): install PostgreSQL's contrib modules, or ask the "
+                    "database owner to run CREATE EXTENSION btree_gist; in this database"
+                ) from None
+            raise StoreError(
+                f"cannot {stage} PostgreSQL database {self.url!r} ({_diagnostic(exc)}): "
+                f"{_hint(exc)}"
+            ) from None
+
+    def close(self) -> None:
+        self._pool.close()
+
+    @contextmanager
+    def _borrow(self) -> Iterator[Connection]:
+        """A pooled connection for one unit of work; database errors become StoreError."""
+        if os.getpid() != self._pid:
+            raise StoreError(
+                "a PostgresStore cannot be used across fork(): open a new store in each process"
+            )
+        try:
+            with self._pool.connection() as conn:
+                yield conn
+        except psycopg.Error as exc:
+            raise StoreError(
+                f"PostgreSQL database {self.url!r} failed ({_diagnostic(exc)}): {_hint(exc)}"
+            ) from None
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        local = self._local
+        if getattr(local, "conn", None) is not None:
+            local.depth += 1
+            try:
+                yield
+            finally:
+                local.depth -= 1
+            return
+        with self._borrow() as conn, conn.transaction():
+            local.conn, local.depth = conn, 1
+            try:
+                yield
+            finally:
+                local.conn, local.depth = None, 0
+
+    def lock_timeline(self, lineage: str, scope: Scope, source: str) -> None:
+        # Held until the transaction ends; other processes' writers of the timeline wait.
+        self._execute(LOCK, (_lock_key("timeline", lineage, scope.key, source),))
+
+    # -- statements ------------------------------------------------------------------------
+    def _in_transaction(self) -> Connection | None:
+        conn: Connection | None = getattr(self._local, "conn", None)
+        return conn
+
+    def _fetch(self, query: str, params: Sequence[Any] | dict[str, Any]) -> list[Row]:
+        conn = self._in_transaction()
+        if conn is not None:
+            return conn.execute(query, params).fetchall()
+        with self._borrow() as borrowed:
+            return borrowed.execute(query, params).fetchall()
+
+    def _execute(self, query: str, params: Sequence[Any]) -> None:
+        conn = self._in_transaction()
+        if conn is not None:
+            conn.execute(query, params)
+            return
+        with self._borrow() as borrowed:
+            borrowed.execute(query, params)
+
+    def _execute_many(self, query: str, rows: Sequence[Sequence[Any]]) -> None:
+        conn = self._in_transaction()
+        if conn is not None:
+            with conn.cursor() as cursor:
+                cursor.executemany(query, rows)
+            return
+        with self._borrow() as borrowed, borrowed.cursor() as cursor:
+            cursor.executemany(query, rows)
+
+    def _subject(self, lineage: str, scope: Scope, *, create: bool) -> int | None:
+        key = scope.key
+        rows = self._fetch(SELECT_SUBJECT, (lineage, key))
+        if not rows and create:
+            # ON CONFLICT returns nothing when another transaction created it meanwhile; the
+            # next statement (READ COMMITTED) sees that committed row.
+            rows = self._fetch(INSERT_SUBJECT, (lineage, key)) or self._fetch(
+                SELECT_SUBJECT, (lineage, key)
+            )
+        return int(rows[0][0]) if rows else None
+
+    def _versions(self, rows: list[Row]) -> list[Version]:
+        return [_version(row, self._scopes) for row in rows]
+
+    # -- journal ---------------------------------------------------------------------------
+    def append_write(self, write: Write) -> int:
+        subject = self._subject(write.lineage, write.scope, create=True)
+        (row,) = self._fetch(
+            INSERT_WRITE,
+            (
+                subject,
+                write.op,
+                write.source,
+                write.value_json,
+                _datetime(write.valid_from),
+                _datetime(write.valid_to),
+                _datetime(write.known_at),
+                _flags((write.valid_from, _VF), (write.valid_to, _VT), (write.known_at, _KF)),
+            ),
+        )
+        return int(row[0])
+
+    def latest_knowledge(self, lineage: str, scope: Scope, source: str) -> Instant | None:
+        rows = self._fetch(SELECT_LATEST_KNOWLEDGE, (lineage, scope.key, source))
+        return _instant(rows[0][0], rows[0][1], _KF) if rows else None
+
+    # -- versions --------------------------------------------------------------------------
+    def current_versions(self, lineage: str, scope: Scope, source: str) -> list[Version]:
+        return self._versions(self._fetch(SELECT_CURRENT, (lineage, scope.key, source)))
+
+    def append_versions(self, versions: Sequence[Version]) -> None:
+        subjects: dict[tuple[str, Scope], int | None] = {}
+        rows = []
+        for v in versions:
+            if (v.lineage, v.scope) not in subjects:
+                subjects[v.lineage, v.scope] = self._subject(v.lineage, v.scope, create=True)
+            rows.append(
+                (
+                    v.version_id,
+                    subjects[v.lineage, v.scope],
+                    v.source,
+                    v.value_json,
+                    _datetime(v.valid_from),
+                    _datetime(v.valid_to),
+                    _datetime(v.known_from),
+                    _datetime(v.known_to),
+                    _flags(
+                        (v.valid_from, _VF),
+                        (v.valid_to, _VT),
+                        (v.known_from, _KF),
+                        (v.known_to, _KT),
+                    ),
+                )
+            )
+        if rows:
+            self._execute_many(INSERT_VERSION, rows)
+
+    def close_versions(self, version_ids: Sequence[str], known_to: Instant) -> None:
+        if version_ids:
+            flag = _KT if known_to.is_date else 0
+            self._execute(CLOSE_VERSIONS, (_datetime(known_to), flag, list(version_ids)))
+
+    def candidates(
+        self, lineage: str, scope: Scope, valid_at: Instant, known_at: Instant
+    ) -> list[Version]:
+        params = {
+            "lineage": lineage,
+            "scope": scope.key,
+            "t": _datetime(valid_at),
+            "k": _datetime(known_at),
+        }
+        return self._versions(self._fetch(SELECT_CANDIDATES, params))
+
+    def history(self, lineage: str, scope: Scope | None = None) -> list[Version]:
+        if scope is None:
+            return self._versions(self._fetch(SELECT_HISTORY, (lineage,)))
+        return self._versions(self._fetch(SELECT_HISTORY_SCOPED, (lineage, scope.key)))
+
+    def lineages(self) -> list[tuple[str, Scope]]:
+        return [(lineage, Scope.from_key(key)) for lineage, key in self._fetch(SELECT_LINEAGES, ())]
+
+    # -- precedence rules ------------------------------------------------------------------
+    def append_precedence(self, rule: PrecedenceRule) -> None:
+        self._execute(
+            INSERT_PRECEDENCE,
+            (
+                rule.rule_id,
+                rule.lineage or "",
+                rule.scope.key,
+                json.dumps(list(rule.sources)),
+                _datetime(rule.known_from),
+                _datetime(rule.known_to),
+                _flags((rule.known_from, _KF), (rule.known_to, _KT)),
+            ),
+        )
+
+    def close_precedence(self, rule_id: str, known_to: Instant) -> None:
+        flag = _KT if known_to.is_date else 0
+        self._execute(CLOSE_PRECEDENCE, (_datetime(known_to), flag, rule_id))
+
+    def precedence_rules(self, lineage: str | None, scope: Scope) -> list[PrecedenceRule]:
+        key = (lineage or "", scope.key)
+        if self._in_transaction() is not None:
+            # The kernel reads the rules, then closes and appends (set_precedence) without
+            # locking a timeline; this lock keeps two concurrent setters from both closing the
+            # same rule. Outside a transaction a read needs no lock.
+            self._execute(LOCK, (_lock_key("precedence", *key),))
+        return [
+            PrecedenceRule(
+                rule_id=rule_id,
+                lineage=rule_lineage or None,
+                scope=Scope.from_key(scope_key),
+                sources=tuple(json.loads(sources)),
+                known_from=_instant(kf, flags, _KF),
+                known_to=_open_instant(kt, flags, _KT),
+            )
+            for rule_id, rule_lineage, scope_key, sources, kf, kt, flags in self._fetch(
+                SELECT_PRECEDENCE, key
+            )
+        ]
+
+
+def _schema_version(conn: Connection) -> int:
+    """The number of migrations applied (0 for an empty database)."""
+    row = conn.execute(SELECT_SCHEMA_TABLE).fetchone()
+    if row is None or row[0] is None:
+        return 0
+    row = conn.execute(SELECT_SCHEMA_VERSION).fetchone()
+    return 0 if row is None else int(row[0])
