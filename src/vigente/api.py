@@ -9,9 +9,10 @@ import json
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -22,13 +23,19 @@ from vigente.errors import (
     InvalidInterval,
     VigenteError,
 )
+from vigente.evidence.derivations import Derivations
+from vigente.evidence.documents import Documents
 from vigente.kernel.decision import decide
+from vigente.kernel.decisions import Decision, new_decision
 from vigente.kernel.evidence import Evidence
 from vigente.kernel.ledger import WriteResult, apply_write, set_precedence
 from vigente.kernel.values import JSONValue, Scope, canonical_json, check_name
 from vigente.kernel.versions import PrecedenceRule, Version
 from vigente.store import Store, Write, open_store
 from vigente.time import Instant, TimeLike, to_instant, today
+
+if TYPE_CHECKING:
+    from vigente.evidence.review import ReviewQueue
 
 __all__ = ["ImportReport", "ScopeLike", "Vigente"]
 
@@ -74,6 +81,35 @@ class Vigente:
     def __init__(self, store: Store, *, default_zone: str | None = None) -> None:
         self.store = store
         self.default_zone = default_zone
+
+    @cached_property
+    def documents(self) -> Documents:
+        """Document lineages: versions, relations, evidence of what is in force."""
+        return Documents(self)
+
+    @cached_property
+    def derivations(self) -> Derivations:
+        """Derived copies (chunks, summaries, cached answers) and their invalidation."""
+        return Derivations(self)
+
+    @cached_property
+    def review(self) -> ReviewQueue:
+        """Bare documents waiting for a person to approve their extracted fields."""
+        from vigente.evidence.review import ReviewQueue
+
+        return ReviewQueue(self)
+
+    def decision(self, decision_id: str) -> Decision:
+        """A recorded admissibility decision: what an answer was allowed to see."""
+        found = self.store.decision(decision_id)
+        if found is None:
+            raise InvalidInput(
+                f"no recorded decision {decision_id!r}: list them with `vigente decisions`"
+            )
+        return found
+
+    def decisions(self, limit: int = 20) -> list[Decision]:
+        return self.store.decisions(limit)
 
     @classmethod
     def open(cls, url: str | Path = ":memory:", *, default_zone: str | None = None) -> Vigente:
@@ -227,10 +263,13 @@ class Vigente:
         known_at: TimeLike | None = None,
         scope: ScopeLike = None,
         now: TimeLike | None = None,
+        record: bool = False,
     ) -> Evidence:
         """What ``lineage`` was on ``valid_at`` as known on ``known_at`` (default: now).
 
         ``now`` defaults to the current UTC date; a ``known_at`` after ``now`` is an error.
+        ``record=True`` stores the admissibility decision (read it back with
+        :meth:`decision`).
         """
         check_name("lineage", lineage)
         the_scope = Scope.of(scope)
@@ -245,7 +284,13 @@ class Vigente:
             earlier = self.store.candidates(lineage, the_scope, t, t)
         rules = self.store.precedence_rules(lineage, the_scope)
         rules += self.store.precedence_rules(None, the_scope)
-        return decide(lineage, the_scope, t, k, current, candidates, rules, earlier)
+        evidence = decide(lineage, the_scope, t, k, current, candidates, rules, earlier)
+        if record:
+            decision = new_decision("evidence", lineage, evidence.as_dict())
+            with self.store.transaction():
+                self.store.append_decision(decision)
+            evidence = replace(evidence, decision_id=decision.decision_id)
+        return evidence
 
     def history(self, lineage: str, *, scope: ScopeLike = None) -> list[Version]:
         """Every snapshot of a lineage on both axes (all scopes when ``scope`` is None)."""

@@ -96,6 +96,7 @@ class Evidence:
     statement: str
     precedence: PrecedenceOutcome | None = None
     earlier_values: tuple[JSONValue, ...] | None = field(default=None, repr=False)
+    decision_id: str | None = None
 
     @property
     def value(self) -> JSONValue:
@@ -120,4 +121,6 @@ class Evidence:
             "excluded": [e.as_row() for e in self.excluded],
             "precedence": None if self.precedence is None else self.precedence.as_dict(),
         }
+        if self.decision_id is not None:
+            result["decision_id"] = self.decision_id
         return result

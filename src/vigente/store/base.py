@@ -13,6 +13,14 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
+from vigente.errors import StoreError
+from vigente.evidence.records import (
+    DerivationRecord,
+    DocumentVersion,
+    ProposalRecord,
+    ReviewEvent,
+)
+from vigente.kernel.decisions import Decision
 from vigente.kernel.values import Scope
 from vigente.kernel.versions import PrecedenceRule, Version
 from vigente.time import Instant
@@ -113,6 +121,70 @@ class Store(ABC):
     @abstractmethod
     def precedence_rules(self, lineage: str | None, scope: Scope) -> list[PrecedenceRule]:
         """Every rule stored for exactly ``(lineage, scope)``; ``None`` = scope-wide rules."""
+
+    def versions_by_id(self, version_ids: Sequence[str]) -> list[Version]:
+        """Kernel snapshots by id (unknown ids are skipped), in insertion order."""
+        raise StoreError(f"{type(self).__name__} cannot look up snapshots yet")
+
+    # -- recorded decisions ------------------------------------------------------------------
+    def append_decision(self, decision: Decision) -> None:
+        """Store an admissibility decision (append-only)."""
+        raise StoreError(f"{type(self).__name__} cannot record decisions yet")
+
+    def decision(self, decision_id: str) -> Decision | None:
+        """A recorded decision, or ``None``."""
+        raise StoreError(f"{type(self).__name__} cannot record decisions yet")
+
+    def decisions(self, limit: int) -> list[Decision]:
+        """The latest recorded decisions, newest first."""
+        raise StoreError(f"{type(self).__name__} cannot record decisions yet")
+
+    # -- document lineages -------------------------------------------------------------------
+    def append_document_version(self, version: DocumentVersion) -> None:
+        """Store a new, immutable document version."""
+        raise StoreError(f"{type(self).__name__} cannot store documents yet")
+
+    def document_versions_by_id(self, version_ids: Sequence[str]) -> list[DocumentVersion]:
+        """Document versions by id (unknown ids are skipped), in insertion order."""
+        raise StoreError(f"{type(self).__name__} cannot store documents yet")
+
+    def document_versions(self, lineage_id: str, scope: Scope | None) -> list[DocumentVersion]:
+        """Every version of a document lineage (one scope, or all), in insertion order."""
+        raise StoreError(f"{type(self).__name__} cannot store documents yet")
+
+    def document_successors(self, version_ids: Sequence[str]) -> list[DocumentVersion]:
+        """Versions whose predecessor is one of ``version_ids``, in insertion order."""
+        raise StoreError(f"{type(self).__name__} cannot store documents yet")
+
+    # -- derivations -------------------------------------------------------------------------
+    def append_derivation(self, record: DerivationRecord) -> None:
+        """Store a derived item and its sources."""
+        raise StoreError(f"{type(self).__name__} cannot store derivations yet")
+
+    def derivations(self) -> list[DerivationRecord]:
+        """Every derived item, in insertion order."""
+        raise StoreError(f"{type(self).__name__} cannot store derivations yet")
+
+    def derivations_by_id(self, derived_ids: Sequence[str]) -> list[DerivationRecord]:
+        """Derived items by id (unknown ids are skipped)."""
+        raise StoreError(f"{type(self).__name__} cannot store derivations yet")
+
+    # -- review queue ------------------------------------------------------------------------
+    def append_proposal(self, proposal: ProposalRecord) -> None:
+        """Store a proposal extracted from a bare document."""
+        raise StoreError(f"{type(self).__name__} cannot store proposals yet")
+
+    def proposals(self) -> list[ProposalRecord]:
+        """Every proposal, in insertion order."""
+        raise StoreError(f"{type(self).__name__} cannot store proposals yet")
+
+    def append_review_event(self, event: ReviewEvent) -> None:
+        """Append one review step (edit, approve, reject) of a proposal."""
+        raise StoreError(f"{type(self).__name__} cannot store proposals yet")
+
+    def review_events(self, proposal_id: str | None) -> list[ReviewEvent]:
+        """The review steps of one proposal (or all), in order."""
+        raise StoreError(f"{type(self).__name__} cannot store proposals yet")
 
     # -- helpers shared by backends ---------------------------------------------------------
     def __enter__(self) -> Store:

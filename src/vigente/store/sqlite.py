@@ -18,6 +18,7 @@ from vigente.errors import StoreError
 from vigente.kernel.values import Scope
 from vigente.kernel.versions import PrecedenceRule, Version
 from vigente.store.base import Store, Write
+from vigente.store.sqlite_records import RECORD_MIGRATIONS, SQLiteRecords
 from vigente.time import Instant
 
 __all__ = ["SQLiteStore"]
@@ -76,6 +77,8 @@ MIGRATIONS: list[list[str]] = [
         "CREATE INDEX precedence_subject ON precedence_rules (lineage, scope_key, known_from)",
     ],
 ]
+
+MIGRATIONS += RECORD_MIGRATIONS
 
 # The interval indexes (dropped by the benchmark's "same SQL without indexes" baseline).
 INTERVAL_INDEXES = ("versions_valid_from", "versions_valid_to")
@@ -174,7 +177,7 @@ def _version(row: tuple[object, ...], scopes: dict[str, Scope]) -> Version:
     )
 
 
-class SQLiteStore(Store):
+class SQLiteStore(SQLiteRecords, Store):
     """A :class:`Store` in one SQLite file (or ``":memory:"``)."""
 
     def __init__(self, path: str | Path = ":memory:", *, timeout: float = 30.0) -> None:
@@ -345,6 +348,19 @@ class SQLiteStore(Store):
                 rows = self._conn.execute(SELECT_HISTORY, (lineage,)).fetchall()
             else:
                 rows = self._conn.execute(SELECT_HISTORY_SCOPED, (lineage, scope.key)).fetchall()
+        return self._versions(rows)
+
+    def versions_by_id(self, version_ids: Sequence[str]) -> list[Version]:
+        ids = list(dict.fromkeys(version_ids))
+        rows: list[tuple[object, ...]] = []
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            rows += self._select(
+                f"SELECT {_VERSION_COLUMNS} FROM versions v JOIN subjects s USING (subject_id) "
+                f"WHERE v.version_id IN ({marks}) ORDER BY v.rowid",
+                chunk,
+            )
         return self._versions(rows)
 
     def lineages(self) -> list[tuple[str, Scope]]:

@@ -1,102 +1,21 @@
-"""The ``vigente`` command line: a thin surface over :class:`vigente.Vigente`.
-
-Errors print ``Error: <what went wrong and how to fix it>`` and exit 1; usage errors exit 2.
-"""
+"""Kernel commands: record, retract, import, ask, history, lineages, precedence, demo."""
 
 from __future__ import annotations
 
 import json
-import os
-import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypeVar
 
 import click
 from rich.console import Console
 from rich.table import Table
 
-from vigente.api import Vigente
-from vigente.errors import VigenteError
+from vigente.cli._app import cli, console, open_store, parse_scope, scope_option
 from vigente.kernel.evidence import Evidence
 from vigente.kernel.statement import format_value
 from vigente.kernel.values import parse_cli_value
 from vigente.kernel.versions import Version
-
-__all__ = ["cli", "main"]
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-DEFAULT_DB = "vigente.db"
-
-
-class _Group(click.Group):
-    """Maps vigente's own errors to ``Error: …`` with exit status 1, never a traceback."""
-
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except VigenteError as exc:
-            raise click.ClickException(str(exc)) from None
-        except UnicodeEncodeError:
-            raise click.ClickException(
-                "an argument is not valid UTF-8: re-encode it as UTF-8"
-            ) from None
-
-
-def _console() -> Console:
-    # Piped output keeps whole rows (dates never wrap); a terminal gets its own width.
-    return Console(highlight=False, width=None if sys.stdout.isatty() else 160)
-
-
-def _parse_scope(values: Sequence[str]) -> dict[str, str]:
-    scope: dict[str, str] = {}
-    for item in values:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise click.BadParameter(f"{item!r} is not key=value", param_hint="--scope")
-        scope[key] = value
-    return scope
-
-
-def _scope_option(func: F) -> F:
-    return click.option(
-        "--scope",
-        "scope",
-        multiple=True,
-        metavar="KEY=VALUE",
-        help="Scope entry (repeatable), e.g. --scope product=mail --scope env=prod.",
-    )(func)
-
-
-def _open(ctx: click.Context) -> Vigente:
-    obj = ctx.ensure_object(dict)
-    store: Vigente | None = obj.get("store")
-    if store is None:
-        db = obj.get("db") or os.environ.get("VIGENTE_DB") or DEFAULT_DB
-        store = Vigente.open(db, default_zone=obj.get("default_zone"))
-        obj["store"] = store
-        ctx.call_on_close(store.close)
-    return store
-
-
-@click.group(cls=_Group)
-@click.option(
-    "--db",
-    metavar="PATH|URL",
-    help=f"SQLite file or postgresql:// URL (default: $VIGENTE_DB or {DEFAULT_DB}).",
-)
-@click.option(
-    "--default-zone",
-    metavar="ZONE",
-    help="IANA zone for timestamps given without an offset (otherwise they are refused).",
-)
-@click.version_option(package_name="vigente")
-@click.pass_context
-def cli(ctx: click.Context, db: str | None, default_zone: str | None) -> None:
-    """vigente: what an agent may treat as true, for which date, as known when."""
-    ctx.ensure_object(dict).update(db=db, default_zone=default_zone)
 
 
 @cli.command()
@@ -107,7 +26,7 @@ def cli(ctx: click.Context, db: str | None, default_zone: str | None) -> None:
 @click.option("--known-at", required=True, metavar="DATE", help="When this was learned.")
 @click.option("--source", required=True, help="Who states it (a document, a connector …).")
 @click.option("--now", metavar="DATE", help="Treat this date as today (for replays).")
-@_scope_option
+@scope_option
 @click.pass_context
 def record(
     ctx: click.Context,
@@ -121,14 +40,14 @@ def record(
     scope: tuple[str, ...],
 ) -> None:
     """Record that LINEAGE is VALUE (JSON if valid JSON, else a string) over a period."""
-    result = _open(ctx).record(
+    result = open_store(ctx).record(
         lineage,
         parse_cli_value(value),
         valid_from=valid_from,
         valid_to=valid_to,
         known_at=known_at,
         source=source,
-        scope=_parse_scope(scope),
+        scope=parse_scope(scope),
         now=now,
     )
     if not result.changed:
@@ -147,7 +66,7 @@ def record(
 @click.option("--known-at", required=True, metavar="DATE")
 @click.option("--source", required=True)
 @click.option("--now", metavar="DATE", help="Treat this date as today (for replays).")
-@_scope_option
+@scope_option
 @click.pass_context
 def retract(
     ctx: click.Context,
@@ -160,13 +79,13 @@ def retract(
     scope: tuple[str, ...],
 ) -> None:
     """Withdraw what SOURCE stated about LINEAGE over a period (history is kept)."""
-    result = _open(ctx).retract(
+    result = open_store(ctx).retract(
         lineage,
         valid_from=valid_from,
         valid_to=valid_to,
         known_at=known_at,
         source=source,
-        scope=_parse_scope(scope),
+        scope=parse_scope(scope),
         now=now,
     )
     if not result.changed:
@@ -184,7 +103,7 @@ def retract(
 @click.pass_context
 def import_(ctx: click.Context, file: Path, now: str | None) -> None:
     """Import a JSON Lines FILE of record/retract statements, all or nothing."""
-    report = _open(ctx).import_jsonl(file, now=now)
+    report = open_store(ctx).import_jsonl(file, now=now)
     click.echo(
         f"imported {report.statements} statement(s): {report.applied} changed the store, "
         f"{report.versions_appended} snapshot(s) appended, {report.versions_closed} closed"
@@ -193,29 +112,53 @@ def import_(ctx: click.Context, file: Path, now: str | None) -> None:
 
 @cli.command()
 @click.argument("lineage")
-@click.option("--at", "valid_at", required=True, metavar="DATE", help="The date asked about (t).")
+@click.option("--at", "valid_at", metavar="DATE",
+              help="The date asked about (t); required for facts, default today for documents.")
 @click.option("--known-at", metavar="DATE", help="Knowledge snapshot (k); default: now.")
 @click.option("--now", metavar="DATE", help="Treat this date as today.")
-@_scope_option
+@scope_option
+@click.option("--lang", default="en", show_default=True, type=click.Choice(["en", "it"]),
+              help="Language of citations (document lineages).")
+@click.option("--record", is_flag=True, help="Record the admissibility decision.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.pass_context
 def ask(
     ctx: click.Context,
     lineage: str,
-    valid_at: str,
+    valid_at: str | None,
     known_at: str | None,
     now: str | None,
     scope: tuple[str, ...],
+    lang: str,
+    record: bool,
     as_json: bool,
 ) -> None:
-    """What was LINEAGE on --at, as known on --known-at?"""
-    evidence = _open(ctx).evidence(
-        lineage, valid_at=valid_at, known_at=known_at, scope=_parse_scope(scope), now=now
+    """What was LINEAGE on --at, as known on --known-at? (For a document lineage: which
+    version was in force.)"""
+    vg = open_store(ctx)
+    if vg.documents.is_document_lineage(lineage):
+        from vigente.cli._documents import print_document_evidence
+
+        doc = vg.documents.evidence(lineage, valid_at=valid_at, known_at=known_at,
+                                    scope=parse_scope(scope), now=now, language=lang,
+                                    record=record)
+        if as_json:
+            click.echo(json.dumps(doc.as_dict(), ensure_ascii=False))
+        else:
+            print_document_evidence(doc)
+        return
+    if valid_at is None:
+        raise click.UsageError("--at is required: give the date the question is about")
+    evidence = vg.evidence(
+        lineage, valid_at=valid_at, known_at=known_at, scope=parse_scope(scope), now=now,
+        record=record,
     )
     if as_json:
         click.echo(json.dumps(evidence.as_dict(), ensure_ascii=False))
         return
-    _print_evidence(_console(), evidence)
+    _print_evidence(console(), evidence)
+    if evidence.decision_id:
+        console().print(f"decision recorded: {evidence.decision_id}")
 
 
 def _fmt_end(value: object) -> str:
@@ -277,12 +220,12 @@ def _versions_table(title: str, versions: Sequence[Version]) -> Table:
 
 @cli.command()
 @click.argument("lineage")
-@_scope_option
+@scope_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.pass_context
 def history(ctx: click.Context, lineage: str, scope: tuple[str, ...], as_json: bool) -> None:
     """Every snapshot of LINEAGE on both time axes."""
-    versions = _open(ctx).history(lineage, scope=_parse_scope(scope) if scope else None)
+    versions = open_store(ctx).history(lineage, scope=parse_scope(scope) if scope else None)
     if as_json:
         rows = [dict(v.as_row(), scope=v.scope.as_dict()) for v in versions]
         click.echo(json.dumps({"lineage": lineage, "versions": rows}, ensure_ascii=False))
@@ -291,7 +234,7 @@ def history(ctx: click.Context, lineage: str, scope: tuple[str, ...], as_json: b
         raise click.ClickException(
             f"no lineage {lineage!r} in this database: check the name with `vigente lineages`"
         )
-    _console().print(_versions_table(f"history of {lineage}", versions))
+    console().print(_versions_table(f"history of {lineage}", versions))
 
 
 @cli.command()
@@ -299,7 +242,7 @@ def history(ctx: click.Context, lineage: str, scope: tuple[str, ...], as_json: b
 @click.pass_context
 def lineages(ctx: click.Context, as_json: bool) -> None:
     """List every lineage (and scope) in the database."""
-    items = _open(ctx).lineages()
+    items = open_store(ctx).lineages()
     if as_json:
         payload = [{"lineage": name, "scope": scope.as_dict()} for name, scope in items]
         click.echo(json.dumps({"lineages": payload}, ensure_ascii=False))
@@ -307,7 +250,7 @@ def lineages(ctx: click.Context, as_json: bool) -> None:
     table = Table("lineage", "scope")
     for name, scope in items:
         table.add_row(name, str(scope))
-    _console().print(table)
+    console().print(table)
 
 
 @cli.command()
@@ -315,7 +258,7 @@ def lineages(ctx: click.Context, as_json: bool) -> None:
 @click.option("--known-at", required=True, metavar="DATE", help="When the rule was adopted.")
 @click.option("--lineage", help="Limit the rule to one lineage (default: the whole scope).")
 @click.option("--now", metavar="DATE", help="Treat this date as today.")
-@_scope_option
+@scope_option
 @click.pass_context
 def precedence(
     ctx: click.Context,
@@ -326,8 +269,8 @@ def precedence(
     scope: tuple[str, ...],
 ) -> None:
     """Set an explicit precedence of SOURCES (highest first) to resolve conflicts."""
-    rule = _open(ctx).set_precedence(
-        sources, known_at=known_at, scope=_parse_scope(scope), lineage=lineage, now=now
+    rule = open_store(ctx).set_precedence(
+        sources, known_at=known_at, scope=parse_scope(scope), lineage=lineage, now=now
     )
     click.echo(f"precedence rule {rule.rule_id}: {' > '.join(rule.sources)} from {rule.known_from}")
 
@@ -341,14 +284,7 @@ def demo(ctx: click.Context) -> None:
     obj = ctx.ensure_object(dict)
     if obj.get("db") is None:
         obj["db"] = str(Path(tempfile.mkdtemp(prefix="vigente-demo-")) / "demo.db")
-    if not run_demo(_open(ctx), _console()):
+    if not run_demo(open_store(ctx), console()):
         raise click.ClickException("the computed table does not match the seed article's")
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    """Entry point of the ``vigente`` script."""
-    cli.main(args=list(argv) if argv is not None else None, prog_name="vigente")
-
-
-if __name__ == "__main__":  # pragma: no cover
-    main(sys.argv[1:])

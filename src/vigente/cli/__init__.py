@@ -1,0 +1,11 @@
+"""The ``vigente`` command line: a thin surface over :class:`vigente.Vigente`.
+
+Errors print ``Error: <what went wrong and how to fix it>`` and exit 1; usage errors exit 2.
+"""
+
+from __future__ import annotations
+
+from vigente.cli import _documents, _kernel  # noqa: F401  (register the commands)
+from vigente.cli._app import cli, main
+
+__all__ = ["cli", "main"]

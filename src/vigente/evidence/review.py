@@ -1,0 +1,190 @@
+"""The review queue: bare documents wait here until a person approves their four fields.
+
+Importing a bare document runs the extractor (:func:`vigente.evidence.extract.extract`); the
+proposal is stored with its spans, confidences and problems and is **not admissible** — no
+version exists — until someone approves it. Every step (edit, approve, reject) is an appended
+event; the state of a proposal is its last event.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from vigente.errors import InvalidInput
+from vigente.evidence.documents import NewVersion
+from vigente.evidence.extract import Proposal, extract
+from vigente.evidence.records import DocumentVersion, ProposalRecord, ReviewEvent
+from vigente.time import Instant, TimeLike
+
+if TYPE_CHECKING:
+    from vigente.api import Vigente
+
+__all__ = ["ReviewItem", "ReviewQueue"]
+
+PENDING, APPROVED, REJECTED = "pending", "approved", "rejected"
+
+
+def _now() -> Instant:
+    return Instant.from_datetime(dt.datetime.now(dt.UTC))
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewItem:
+    """A proposal with its review history and current state."""
+
+    record: ProposalRecord
+    events: tuple[ReviewEvent, ...]
+
+    @property
+    def proposal_id(self) -> str:
+        return self.record.proposal_id
+
+    @property
+    def proposal(self) -> Proposal:
+        """The fields as they stand now (the extractor's, as edited by reviewers)."""
+        for event in reversed(self.events):
+            if event.action == "edited":
+                return Proposal.from_dict(event.fields)
+        return Proposal.from_dict(self.record.proposed)
+
+    @property
+    def status(self) -> str:
+        for event in reversed(self.events):
+            if event.action in (APPROVED, REJECTED):
+                return event.action
+        return PENDING
+
+    @property
+    def version_id(self) -> str | None:
+        return next((e.version_id for e in self.events if e.action == APPROVED), None)
+
+    def as_dict(self, *, with_text: bool = False) -> dict[str, Any]:
+        result: dict[str, Any] = {
+            "proposal_id": self.proposal_id,
+            "status": self.status,
+            "filename": self.record.filename,
+            "created_at": self.record.created_at.isoformat(),
+            "proposal": self.proposal.as_dict(),
+            "approvable": self.proposal.approvable,
+            "version_id": self.version_id,
+            "events": [
+                {"action": e.action, "at": e.at.isoformat(), "note": e.note,
+                 "version_id": e.version_id}
+                for e in self.events
+            ],
+        }
+        if with_text:
+            result["text"] = self.record.text
+        return result
+
+
+class ReviewQueue:
+    """Proposals extracted from bare documents, and the decisions people take on them."""
+
+    def __init__(self, vg: Vigente) -> None:
+        self._vg = vg
+        self._store = vg.store
+
+    def submit(self, text: str, *, filename: str | None = None,
+               language: str | None = None) -> ReviewItem:
+        """Run the extractor on a bare document and queue its proposal for review."""
+        proposal = extract(text, language=language)
+        record = ProposalRecord(
+            proposal_id="rev-" + uuid.uuid4().hex[:12],
+            filename=filename,
+            text=text,
+            proposed=proposal.as_dict(),
+            created_at=_now(),
+        )
+        with self._store.transaction():
+            self._store.append_proposal(record)
+        return ReviewItem(record, ())
+
+    def list(self, status: str | None = None) -> list[ReviewItem]:
+        if status not in (None, PENDING, APPROVED, REJECTED):
+            raise InvalidInput(f"unknown status {status!r}: use pending, approved or rejected")
+        events: dict[str, list[ReviewEvent]] = {}
+        for event in self._store.review_events(None):
+            events.setdefault(event.proposal_id, []).append(event)
+        items = [ReviewItem(r, tuple(events.get(r.proposal_id, [])))
+                 for r in self._store.proposals()]
+        return [i for i in items if status is None or i.status == status]
+
+    def show(self, proposal_id: str) -> ReviewItem:
+        record = next((r for r in self._store.proposals() if r.proposal_id == proposal_id), None)
+        if record is None:
+            raise InvalidInput(
+                f"no proposal {proposal_id!r} in the review queue: see `vigente review list`"
+            )
+        return ReviewItem(record, tuple(self._store.review_events(proposal_id)))
+
+    def _pending(self, proposal_id: str) -> ReviewItem:
+        item = self.show(proposal_id)
+        if item.status != PENDING:
+            raise InvalidInput(
+                f"proposal {proposal_id} is already {item.status}: only pending proposals can "
+                "change; submit the document again to review it anew"
+            )
+        return item
+
+    def edit(self, proposal_id: str, *, note: str | None = None,
+             **values: str | None) -> ReviewItem:
+        """Set (or with ``None`` clear) fields of a pending proposal."""
+        with self._store.transaction():
+            item = self._pending(proposal_id)
+            edited = item.proposal.edited(**values)
+            self._store.append_review_event(
+                ReviewEvent(proposal_id, "edited", edited.as_dict(), note, _now())
+            )
+        return self.show(proposal_id)
+
+    def reject(self, proposal_id: str, *, note: str | None = None) -> ReviewItem:
+        with self._store.transaction():
+            self._pending(proposal_id)
+            self._store.append_review_event(
+                ReviewEvent(proposal_id, REJECTED, {}, note, _now())
+            )
+        return self.show(proposal_id)
+
+    def approve(self, proposal_id: str, *, note: str | None = None,
+                now: TimeLike | None = None) -> DocumentVersion:
+        """Turn a pending proposal into a document version (atomic: on any error the proposal
+        stays pending and nothing is added)."""
+        with self._store.transaction():
+            item = self._pending(proposal_id)
+            proposal = item.proposal
+            if not proposal.approvable:
+                blocking = [f"missing {name}" for name in proposal.missing]
+                blocking += [p.message for p in proposal.problems if p.severity == "error"]
+                raise InvalidInput(
+                    f"proposal {proposal_id} cannot be approved as it stands: "
+                    + "; ".join(blocking)
+                    + ". Fix it with `vigente review edit ID --set FIELD=VALUE`"
+                )
+            fields = {name: f.value for name, f in proposal.fields.items()}
+            if "published" not in fields:
+                raise InvalidInput(
+                    f"proposal {proposal_id} has no publication date (when it could be known): "
+                    "set it with `vigente review edit ID --set published=YYYY-MM-DD`"
+                )
+            version = self._vg.documents.add(
+                NewVersion(
+                    lineage_id=fields["lineage"],
+                    text=item.record.text,
+                    valid_from=fields["valid_from"],
+                    published=fields["published"],
+                    reference=fields.get("reference"),
+                    title=fields.get("title"),
+                    valid_to=fields.get("valid_to"),
+                    relation=fields.get("relation"),
+                    predecessor=fields.get("predecessor"),
+                ),
+                now=now,
+            )
+            self._store.append_review_event(
+                ReviewEvent(proposal_id, APPROVED, {}, note, _now(), version.version_id)
+            )
+        return version
