@@ -5,7 +5,6 @@ Every surface (CLI, HTTP, MCP, inspector) calls these methods and holds no logic
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -25,6 +24,7 @@ from vigente.errors import (
 )
 from vigente.evidence.derivations import Derivations
 from vigente.evidence.documents import Documents
+from vigente.jsonl import json_objects, read_lines
 from vigente.kernel.decision import decide
 from vigente.kernel.decisions import Decision, new_decision
 from vigente.kernel.evidence import Evidence
@@ -65,10 +65,6 @@ class _ImportLine(BaseModel):
     valid_from: str
     valid_to: str | None = None
     known_at: str
-
-
-def _reject_constant(name: str) -> None:
-    raise ValueError(f"{name} is not a JSON value")
 
 
 class Vigente:
@@ -307,24 +303,14 @@ class Vigente:
         Every line is validated first; a bad line raises :class:`ImportFileError` with its line
         number and nothing is written.
         """
-        try:
-            data = Path(path).read_bytes()
-        except OSError as exc:
-            raise InvalidInput(f"cannot read {path}: {exc.strerror}") from None
-        return self.import_lines(data.splitlines(), now=now)
+        return self.import_lines(read_lines(path), now=now)
 
     def import_lines(
         self, lines: Iterable[bytes | str], *, now: TimeLike | None = None
     ) -> ImportReport:
-        writes: list[tuple[int, Write]] = []
-        for number, raw in enumerate(lines, start=1):
-            try:
-                text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-            except UnicodeDecodeError:
-                raise ImportFileError(number, "not valid UTF-8: re-encode the file") from None
-            if not text.strip():
-                continue
-            writes.append((number, self._parse_line(number, text, now)))
+        writes = [
+            (number, self._parse_line(number, obj, now)) for number, obj in json_objects(lines)
+        ]
         statements = applied = appended = closed = 0
         with self.store.transaction():
             for number, write in writes:
@@ -338,13 +324,7 @@ class Vigente:
                 closed += len(result.closed)
         return ImportReport(statements, applied, appended, closed)
 
-    def _parse_line(self, number: int, text: str, now: TimeLike | None) -> Write:
-        try:
-            obj = json.loads(text, parse_constant=_reject_constant)
-        except ValueError as exc:
-            raise ImportFileError(number, f"malformed JSON ({exc})") from None
-        if not isinstance(obj, dict):
-            raise ImportFileError(number, "expected a JSON object per line")
+    def _parse_line(self, number: int, obj: dict[str, Any], now: TimeLike | None) -> Write:
         if obj.get("op") not in ("record", "retract"):
             raise ImportFileError(
                 number, f'unknown op {obj.get("op")!r}: use "record" or "retract"'

@@ -13,6 +13,7 @@ from vigente.cli._app import cli, console, open_store, parse_scope, scope_option
 from vigente.errors import InvalidInput
 from vigente.evidence.documents import NewVersion
 from vigente.evidence.in_force import DocumentEvidence
+from vigente.jsonl import read_lines
 
 
 def _read_text(path: Path) -> str:
@@ -74,11 +75,7 @@ def documents_add(lineage: str, text: str | None, text_file: Path | None,
 @click.pass_context
 def documents_import(ctx: click.Context, file: Path, now: str | None) -> None:
     """Import versions with metadata from a JSON Lines FILE, all or nothing."""
-    try:
-        lines = file.read_bytes().splitlines()
-    except OSError as exc:
-        raise InvalidInput(f"cannot read {file}: {exc.strerror}") from None
-    added = open_store(ctx).documents.import_lines(lines, now=now)
+    added = open_store(ctx).documents.import_lines(read_lines(file), now=now)
     click.echo(f"imported {len(added)} version(s)")
 
 

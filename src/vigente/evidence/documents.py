@@ -16,7 +16,6 @@ closing is known only from its successor's publication:
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -36,6 +35,7 @@ from vigente.evidence.records import (
     document_version_id,
     parse_relation,
 )
+from vigente.jsonl import json_objects
 from vigente.kernel.decisions import new_decision
 from vigente.kernel.ledger import apply_write
 from vigente.kernel.values import Scope, check_name
@@ -194,17 +194,8 @@ class Documents:
         :class:`NewVersion`), all or nothing. Lines may come in any order: a version is added
         after the predecessor it names; a cycle of predecessor links is an error."""
         entries: list[tuple[int, NewVersion]] = []
-        for number, raw in enumerate(lines, start=1):
+        for number, data in json_objects(lines):
             try:
-                text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-            except UnicodeDecodeError:
-                raise ImportFileError(number, "not valid UTF-8: re-encode the file") from None
-            if not text.strip():
-                continue
-            try:
-                data = json.loads(text)
-                if not isinstance(data, dict):
-                    raise InvalidInput("expected a JSON object per line")
                 entries.append((number, NewVersion.from_dict(data)))
             except (ValueError, TypeError) as exc:
                 raise ImportFileError(number, str(exc)) from None
