@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
-from vigente.errors import StoreError
 from vigente.evidence.records import (
     DerivationRecord,
     DocumentVersion,
@@ -54,6 +53,7 @@ class Store(ABC):
     url: str
 
     # -- lifecycle -------------------------------------------------------------------------
+    @abstractmethod
     @abstractmethod
     def close(self) -> None:
         """Release connections. The store cannot be used afterwards."""
@@ -122,69 +122,69 @@ class Store(ABC):
     def precedence_rules(self, lineage: str | None, scope: Scope) -> list[PrecedenceRule]:
         """Every rule stored for exactly ``(lineage, scope)``; ``None`` = scope-wide rules."""
 
+    @abstractmethod
     def versions_by_id(self, version_ids: Sequence[str]) -> list[Version]:
         """Kernel snapshots by id (unknown ids are skipped), in insertion order."""
-        raise StoreError(f"{type(self).__name__} cannot look up snapshots yet")
 
     # -- recorded decisions ------------------------------------------------------------------
+    @abstractmethod
     def append_decision(self, decision: Decision) -> None:
         """Store an admissibility decision (append-only)."""
-        raise StoreError(f"{type(self).__name__} cannot record decisions yet")
 
+    @abstractmethod
     def decision(self, decision_id: str) -> Decision | None:
         """A recorded decision, or ``None``."""
-        raise StoreError(f"{type(self).__name__} cannot record decisions yet")
 
+    @abstractmethod
     def decisions(self, limit: int) -> list[Decision]:
         """The latest recorded decisions, newest first."""
-        raise StoreError(f"{type(self).__name__} cannot record decisions yet")
 
     # -- document lineages -------------------------------------------------------------------
+    @abstractmethod
     def append_document_version(self, version: DocumentVersion) -> None:
         """Store a new, immutable document version."""
-        raise StoreError(f"{type(self).__name__} cannot store documents yet")
 
+    @abstractmethod
     def document_versions_by_id(self, version_ids: Sequence[str]) -> list[DocumentVersion]:
         """Document versions by id (unknown ids are skipped), in insertion order."""
-        raise StoreError(f"{type(self).__name__} cannot store documents yet")
 
+    @abstractmethod
     def document_versions(self, lineage_id: str, scope: Scope | None) -> list[DocumentVersion]:
         """Every version of a document lineage (one scope, or all), in insertion order."""
-        raise StoreError(f"{type(self).__name__} cannot store documents yet")
 
+    @abstractmethod
     def document_successors(self, version_ids: Sequence[str]) -> list[DocumentVersion]:
         """Versions whose predecessor is one of ``version_ids``, in insertion order."""
-        raise StoreError(f"{type(self).__name__} cannot store documents yet")
 
     # -- derivations -------------------------------------------------------------------------
+    @abstractmethod
     def append_derivation(self, record: DerivationRecord) -> None:
         """Store a derived item and its sources."""
-        raise StoreError(f"{type(self).__name__} cannot store derivations yet")
 
+    @abstractmethod
     def derivations(self) -> list[DerivationRecord]:
         """Every derived item, in insertion order."""
-        raise StoreError(f"{type(self).__name__} cannot store derivations yet")
 
+    @abstractmethod
     def derivations_by_id(self, derived_ids: Sequence[str]) -> list[DerivationRecord]:
         """Derived items by id (unknown ids are skipped)."""
-        raise StoreError(f"{type(self).__name__} cannot store derivations yet")
 
     # -- review queue ------------------------------------------------------------------------
+    @abstractmethod
     def append_proposal(self, proposal: ProposalRecord) -> None:
         """Store a proposal extracted from a bare document."""
-        raise StoreError(f"{type(self).__name__} cannot store proposals yet")
 
+    @abstractmethod
     def proposals(self) -> list[ProposalRecord]:
         """Every proposal, in insertion order."""
-        raise StoreError(f"{type(self).__name__} cannot store proposals yet")
 
+    @abstractmethod
     def append_review_event(self, event: ReviewEvent) -> None:
         """Append one review step (edit, approve, reject) of a proposal."""
-        raise StoreError(f"{type(self).__name__} cannot store proposals yet")
 
+    @abstractmethod
     def review_events(self, proposal_id: str | None) -> list[ReviewEvent]:
         """The review steps of one proposal (or all), in order."""
-        raise StoreError(f"{type(self).__name__} cannot store proposals yet")
 
     # -- helpers shared by backends ---------------------------------------------------------
     def __enter__(self) -> Store:

@@ -37,6 +37,7 @@ from vigente.errors import StoreError
 from vigente.kernel.values import Scope
 from vigente.kernel.versions import PrecedenceRule, Version
 from vigente.store.base import Store, Write
+from vigente.store.postgres_records import RECORD_MIGRATIONS, PostgresRecords
 from vigente.time import Instant
 
 __all__ = ["MIGRATIONS", "PostgresStore"]
@@ -107,6 +108,8 @@ MIGRATIONS: list[list[str]] = [
     ],
 ]
 
+MIGRATIONS += RECORD_MIGRATIONS
+
 SELECT_SCHEMA_TABLE = "SELECT to_regclass('vigente_migrations')"
 CREATE_SCHEMA_TABLE = "CREATE TABLE IF NOT EXISTS vigente_migrations (version integer PRIMARY KEY)"
 SELECT_SCHEMA_VERSION = "SELECT coalesce(max(version), 0) FROM vigente_migrations"
@@ -165,6 +168,8 @@ SELECT_HISTORY_SCOPED = f"""SELECT {_VERSION_COLUMNS} FROM versions v
     JOIN subjects s USING (subject_id)
     WHERE s.lineage = %s AND s.scope_key = %s ORDER BY v.seq"""
 SELECT_LINEAGES = "SELECT lineage, scope_key FROM subjects ORDER BY lineage, scope_key"
+SELECT_VERSIONS_BY_ID = f"""SELECT {_VERSION_COLUMNS} FROM versions v
+    JOIN subjects s USING (subject_id) WHERE v.version_id = ANY(%s) ORDER BY v.seq"""
 INSERT_PRECEDENCE = """INSERT INTO precedence_rules
     (rule_id, lineage, scope_key, sources, known_from, known_to, date_flags)
     VALUES (%s, %s, %s, %s, %s, %s, %s)"""
@@ -251,7 +256,7 @@ def _hint(exc: psycopg.Error) -> str:
     return "this is unexpected: please report it with the message above"
 
 
-class PostgresStore(Store):
+class PostgresStore(PostgresRecords, Store):
     """A :class:`Store` in a PostgreSQL database (``postgresql://user@host:port/dbname``).
 
     ``min_size``/``max_size`` bound the connection pool (one connection per concurrent
@@ -358,11 +363,12 @@ class PostgresStore(Store):
                 local.depth -= 1
             return
         with self._borrow() as conn, conn.transaction():
-            local.conn, local.depth = conn, 1
+            # Subject ids seen in this transaction (valid while it lasts, even if it created them).
+            local.conn, local.depth, local.subjects = conn, 1, {}
             try:
                 yield
             finally:
-                local.conn, local.depth = None, 0
+                local.conn, local.depth, local.subjects = None, 0, {}
 
     def lock_timeline(self, lineage: str, scope: Scope, source: str) -> None:
         # Held until the transaction ends; other processes' writers of the timeline wait.
@@ -397,27 +403,31 @@ class PostgresStore(Store):
         with self._borrow() as borrowed, borrowed.cursor() as cursor:
             cursor.executemany(query, rows)
 
-    def _subject(self, lineage: str, scope: Scope, *, create: bool) -> int | None:
-        key = scope.key
-        rows = self._fetch(SELECT_SUBJECT, (lineage, key))
-        if not rows and create:
+    def _subject(self, lineage: str, scope: Scope) -> int:
+        """The id of ``(lineage, scope)``, created if needed (writes run in a transaction)."""
+        key = (lineage, scope.key)
+        cache: dict[tuple[str, str], int] | None = getattr(self._local, "subjects", None)
+        if cache is not None and key in cache:
+            return cache[key]
+        rows = self._fetch(SELECT_SUBJECT, key)
+        if not rows:
             # ON CONFLICT returns nothing when another transaction created it meanwhile; the
             # next statement (READ COMMITTED) sees that committed row.
-            rows = self._fetch(INSERT_SUBJECT, (lineage, key)) or self._fetch(
-                SELECT_SUBJECT, (lineage, key)
-            )
-        return int(rows[0][0]) if rows else None
+            rows = self._fetch(INSERT_SUBJECT, key) or self._fetch(SELECT_SUBJECT, key)
+        subject = int(rows[0][0])
+        if cache is not None:
+            cache[key] = subject
+        return subject
 
     def _versions(self, rows: list[Row]) -> list[Version]:
         return [_version(row, self._scopes) for row in rows]
 
     # -- journal ---------------------------------------------------------------------------
     def append_write(self, write: Write) -> int:
-        subject = self._subject(write.lineage, write.scope, create=True)
         (row,) = self._fetch(
             INSERT_WRITE,
             (
-                subject,
+                self._subject(write.lineage, write.scope),
                 write.op,
                 write.source,
                 write.value_json,
@@ -438,29 +448,22 @@ class PostgresStore(Store):
         return self._versions(self._fetch(SELECT_CURRENT, (lineage, scope.key, source)))
 
     def append_versions(self, versions: Sequence[Version]) -> None:
-        subjects: dict[tuple[str, Scope], int | None] = {}
-        rows = []
-        for v in versions:
-            if (v.lineage, v.scope) not in subjects:
-                subjects[v.lineage, v.scope] = self._subject(v.lineage, v.scope, create=True)
-            rows.append(
-                (
-                    v.version_id,
-                    subjects[v.lineage, v.scope],
-                    v.source,
-                    v.value_json,
-                    _datetime(v.valid_from),
-                    _datetime(v.valid_to),
-                    _datetime(v.known_from),
-                    _datetime(v.known_to),
-                    _flags(
-                        (v.valid_from, _VF),
-                        (v.valid_to, _VT),
-                        (v.known_from, _KF),
-                        (v.known_to, _KT),
-                    ),
-                )
+        rows = [
+            (
+                v.version_id,
+                self._subject(v.lineage, v.scope),
+                v.source,
+                v.value_json,
+                _datetime(v.valid_from),
+                _datetime(v.valid_to),
+                _datetime(v.known_from),
+                _datetime(v.known_to),
+                _flags(
+                    (v.valid_from, _VF), (v.valid_to, _VT), (v.known_from, _KF), (v.known_to, _KT)
+                ),
             )
+            for v in versions
+        ]
         if rows:
             self._execute_many(INSERT_VERSION, rows)
 
@@ -484,6 +487,11 @@ class PostgresStore(Store):
         if scope is None:
             return self._versions(self._fetch(SELECT_HISTORY, (lineage,)))
         return self._versions(self._fetch(SELECT_HISTORY_SCOPED, (lineage, scope.key)))
+
+    def versions_by_id(self, version_ids: Sequence[str]) -> list[Version]:
+        if not version_ids:
+            return []
+        return self._versions(self._fetch(SELECT_VERSIONS_BY_ID, (list(version_ids),)))
 
     def lineages(self) -> list[tuple[str, Scope]]:
         return [(lineage, Scope.from_key(key)) for lineage, key in self._fetch(SELECT_LINEAGES, ())]
