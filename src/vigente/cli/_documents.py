@@ -311,3 +311,34 @@ def verify(answer: str, evidence_file: Path, as_json: bool) -> None:
             click.echo(f"  {finding.code}: {finding.message}")
     if not verdict.passed:
         raise SystemExit(1)
+
+
+# -- real corpora ------------------------------------------------------------------------------
+@cli.command("import-corpus")
+@click.argument("corpus", type=click.Choice(["legalize-ee"]))
+@click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--limit", type=click.IntRange(min=1), help="Import only the first N lineages.")
+@click.option("--json", "as_json", is_flag=True, help="Print the full report as one JSON object.")
+@click.pass_context
+def import_corpus_command(ctx: click.Context, corpus: str, path: Path, limit: int | None,
+                          as_json: bool) -> None:
+    """Import a real versioned corpus (all or nothing) and report every anomaly found."""
+    from rich.progress import Progress
+
+    from vigente.corpus import legalize_ee
+    from vigente.corpus.importer import import_corpus
+
+    if not path.is_file():
+        raise InvalidInput(f"no corpus file at {path}: give the path of versions.jsonl.xz")
+    vg = open_store(ctx)
+    with Progress(console=console(), transient=True, disable=as_json) as bar:
+        task = bar.add_task("importing lineages", total=limit)
+        result = import_corpus(vg, legalize_ee.read(path), limit=limit,
+                               progress=lambda n: bar.update(task, completed=n))
+    if as_json:
+        _emit(result.as_dict())
+        return
+    click.echo(f"imported {result.lineages} lineage(s): {result.versions_added} version(s) "
+               f"added, {result.versions_unchanged} already present, {result.knowledge_steps} "
+               "knowledge step(s)")
+    click.echo(result.report.summary())

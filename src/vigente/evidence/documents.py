@@ -176,16 +176,8 @@ class Documents:
         one again when exactly this version was added before)."""
         with self._store.transaction():
             version, predecessor = self._prepare(new, now)
-            existing = self._store.document_versions_by_id([version.version_id])
-            if existing:
-                if existing[0] == version:
-                    return version
-                raise InvalidInput(
-                    f"version {version.version_id} already exists with different fields: give "
-                    "it another external id"
-                )
-            self._store.append_document_version(version)
-            self._apply_relation(version, predecessor)
+            if self.store_version(version):
+                self._apply_relation(version, predecessor)
         return version
 
     def import_lines(self, lines: Sequence[bytes | str], *, now: TimeLike | None = None
@@ -221,7 +213,7 @@ class Documents:
                 f"end {end} is not after the start {version.valid_from} of {version.label}"
             )
         with self._store.transaction():
-            self._withdraw(version, end, k)
+            self.withdraw(version, end, k)
 
     def _prepare(self, new: NewVersion, now: TimeLike | None
                  ) -> tuple[DocumentVersion, DocumentVersion | None]:
@@ -292,7 +284,7 @@ class Documents:
             Relation.SUPERSEDES, Relation.AMENDS, Relation.REVOKES
         ):
             for member in self._family(predecessor):
-                self._withdraw(member, version.valid_from, version.published)
+                self.withdraw(member, version.valid_from, version.published)
         if predecessor is not None and relation is Relation.CORRECTS:
             # The corrigendum takes over exactly the periods the corrected text still claims.
             periods = [
@@ -301,11 +293,11 @@ class Documents:
                     predecessor.lineage_id, predecessor.scope, predecessor.version_id
                 )
             ]
-            self._withdraw(predecessor, predecessor.valid_from, version.published)
+            self.withdraw(predecessor, predecessor.valid_from, version.published)
             for start, end in periods or [(version.valid_from, version.valid_to)]:
-                self._claim(version, start, end)
+                self.claim(version, start, end, version.published)
             return
-        self._claim(version, version.valid_from, version.valid_to)
+        self.claim(version, version.valid_from, version.valid_to, version.published)
 
     def _family(self, version: DocumentVersion) -> list[DocumentVersion]:
         """The version and everything that stands or falls with it: its corrigenda and
@@ -321,11 +313,28 @@ class Documents:
             frontier = [v.version_id for v in children]
         return family
 
-    def _claim(self, version: DocumentVersion, start: Instant, end: Instant | None) -> None:
-        self._write(Write("record", version.lineage_id, version.scope, version.version_id,
-                          version.claim_json(), start, end, version.published))
+    def store_version(self, version: DocumentVersion) -> bool:
+        """Store a version without applying any relation (for importers that replay the
+        source's own knowledge steps with :meth:`claim` and :meth:`withdraw`). False when the
+        identical version is already stored."""
+        existing = self._store.document_versions_by_id([version.version_id])
+        if existing:
+            if existing[0] != version:
+                raise InvalidInput(
+                    f"version {version.version_id} already exists with different fields"
+                )
+            return False
+        self._store.append_document_version(version)
+        return True
 
-    def _withdraw(self, version: DocumentVersion, start: Instant, known_at: Instant) -> None:
+    def claim(self, version: DocumentVersion, start: Instant, end: Instant | None,
+              known_at: Instant) -> None:
+        """From ``known_at`` on, ``version`` claims to be in force over ``[start, end)``."""
+        self._write(Write("record", version.lineage_id, version.scope, version.version_id,
+                          version.claim_json(), start, end, known_at))
+
+    def withdraw(self, version: DocumentVersion, start: Instant, known_at: Instant) -> None:
+        """From ``known_at`` on, ``version`` no longer claims anything from ``start`` on."""
         self._write(Write("retract", version.lineage_id, version.scope, version.version_id,
                           None, start, None, known_at))
 

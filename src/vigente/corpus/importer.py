@@ -1,0 +1,116 @@
+"""Import a real versioned corpus into document lineages, replaying its knowledge steps.
+
+Each version becomes an immutable document version (the source's lineage id and external id
+kept) and its claim to be in force is written as the source tells it: open-ended from its
+publication, closed from the day its end became known (its successor's publication). Nothing is
+smoothed over: a gap between versions stays a gap (the store answers ``missing`` there), an
+overlap stays an overlap (``conflict``), and every anomaly the reader found is reported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from vigente.corpus.reader import CorpusReader, CorpusReport, LineageImport
+from vigente.evidence.records import DocumentVersion, Relation, document_version_id
+from vigente.kernel.values import Scope
+
+if TYPE_CHECKING:
+    from vigente.api import Vigente
+
+__all__ = ["CorpusImport", "import_corpus"]
+
+
+@dataclass(frozen=True, slots=True)
+class CorpusImport:
+    """What an import did, and the reader's complete anomaly report."""
+
+    report: CorpusReport
+    lineages: int
+    versions_added: int
+    versions_unchanged: int
+    knowledge_steps: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "lineages": self.lineages,
+            "versions_added": self.versions_added,
+            "versions_unchanged": self.versions_unchanged,
+            "knowledge_steps": self.knowledge_steps,
+            "report": self.report.as_dict(),
+        }
+
+
+def _versions(lineage: LineageImport) -> list[DocumentVersion]:
+    """Document versions of one lineage, each amending the one before it."""
+    scope = Scope()
+    result: list[DocumentVersion] = []
+    for record in lineage.versions:
+        predecessor = result[-1] if result else None
+        published_with_end = record.end_known_from is not None and (
+            record.end_known_from == record.known_from
+        )
+        result.append(
+            DocumentVersion(
+                version_id=document_version_id(
+                    record.lineage_id, scope, record.external_id, record.valid_from,
+                    record.known_from,
+                ),
+                lineage_id=record.lineage_id,
+                scope=scope,
+                external_id=record.external_id,
+                reference=record.reference,
+                title=record.title,
+                text=record.text or "",
+                source_url=record.url,
+                published=record.known_from,
+                valid_from=record.valid_from,
+                valid_to=record.valid_to if published_with_end else None,
+                relation=None if predecessor is None else Relation.AMENDS,
+                predecessor_id=None if predecessor is None else predecessor.version_id,
+            )
+        )
+    return result
+
+
+def import_corpus(
+    vg: Vigente,
+    reader: CorpusReader,
+    *,
+    limit: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> CorpusImport:
+    """Import every lineage the reader yields (the first ``limit`` ones), all or nothing."""
+    documents = vg.documents
+    lineages = added = unchanged = steps = 0
+    with vg.store.transaction():
+        for lineage in reader:
+            if limit is not None and lineages >= limit:
+                break
+            lineages += 1
+            by_external = {}
+            fresh = set()
+            for version in _versions(lineage):
+                by_external[version.external_id] = version
+                if documents.store_version(version):
+                    fresh.add(version.version_id)
+                    added += 1
+                else:
+                    unchanged += 1
+            claimed: set[str] = set()
+            for step in lineage.knowledge_steps():
+                version = by_external[step.external_id]
+                if version.version_id not in fresh:
+                    continue  # imported before: its knowledge steps are already recorded
+                known_at = max(step.known_at, version.published)
+                if version.version_id not in claimed:
+                    documents.claim(version, step.valid_from, step.valid_to, known_at)
+                    claimed.add(version.version_id)
+                elif step.valid_to is not None:
+                    documents.withdraw(version, step.valid_to, known_at)
+                steps += 1
+            if progress is not None:
+                progress(lineages)
+    return CorpusImport(reader.report(), lineages, added, unchanged, steps)

@@ -1,0 +1,134 @@
+"""The real Estonian corpus imported whole: the store answers with the source's own dates, and
+its gaps and overlaps come back as ``missing`` and ``conflict``, not smoothed over."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import lzma
+import random
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import SHARED_DATA
+from vigente import Vigente
+from vigente.corpus import AnomalyKind, legalize_ee
+from vigente.corpus.importer import CorpusImport, import_corpus
+
+CORPUS = SHARED_DATA / "legalize-ee" / "versions.jsonl.xz"
+TODAY = "2026-11-29"
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Vigente, CorpusImport]:
+    vg = Vigente.open(tmp_path_factory.mktemp("ee") / "ee.db")
+    result = import_corpus(vg, legalize_ee.read(CORPUS, as_of=TODAY))
+    yield vg, result
+    vg.close()
+
+
+def raw_versions() -> dict[str, list[dict[str, Any]]]:
+    acts: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    with lzma.open(CORPUS, "rt", encoding="utf-8") as f:
+        for line in f:
+            row = json.loads(line)
+            row.pop("text", None)
+            acts[row["act"]].append(row)
+    return acts
+
+
+def test_the_whole_corpus_is_imported_and_every_anomaly_reported(
+    imported: tuple[Vigente, CorpusImport],
+) -> None:
+    _, result = imported
+    assert result.lineages == 1037
+    assert result.versions_added + len(result.report.excluded) == 4121
+    counts = result.report.counts()
+    for kind in ("gap", "overlap", "retroactive_publication", "future_version"):
+        assert counts[kind] > 0, kind
+    assert all(a.lineage_id for a in result.report.anomalies)
+
+
+def test_a_sample_of_acts_matches_the_sources_own_dates(
+    imported: tuple[Vigente, CorpusImport],
+) -> None:
+    vg, result = imported
+    troubled = {a.lineage_id for a in result.report.anomalies
+                if a.kind in (AnomalyKind.OVERLAP, AnomalyKind.GAP,
+                              AnomalyKind.INVERTED_INTERVAL, AnomalyKind.MISSING_VALID_FROM,
+                              AnomalyKind.OPEN_END_CLOSED, AnomalyKind.NON_MONOTONIC_ORDER)}
+    acts = raw_versions()
+    rng = random.Random(2026)
+    sample = rng.sample(sorted(set(acts) - troubled), 60)
+    checked = 0
+    for act in sample:
+        for row in acts[act]:
+            start = dt.date.fromisoformat(row["effective_from"])
+            end = row["effective_until"]
+            last = dt.date.fromisoformat(end) if end else start + dt.timedelta(days=400)
+            for day in {start, last, start + (last - start) / 2}:
+                e = vg.documents.evidence(act, valid_at=day.isoformat(), now=TODAY)
+                assert [v.external_id for v in e.in_force] == [row["commit"]], (act, day)
+                checked += 1
+            if end:  # the day after an inclusive end belongs to the next version (or nothing)
+                after = dt.date.fromisoformat(end) + dt.timedelta(days=1)
+                e = vg.documents.evidence(act, valid_at=after.isoformat(), now=TODAY)
+                assert row["commit"] not in [v.external_id for v in e.in_force], (act, after)
+    assert checked > 150
+
+
+def test_gaps_answer_missing_and_overlaps_answer_conflict(
+    imported: tuple[Vigente, CorpusImport],
+) -> None:
+    vg, result = imported
+    for anomaly in result.report.anomalies:
+        if anomaly.kind not in (AnomalyKind.GAP, AnomalyKind.OVERLAP):
+            continue
+        assert anomaly.period is not None
+        e = vg.documents.evidence(anomaly.lineage_id, valid_at=anomaly.period.start, now=TODAY)
+        expected = "missing" if anomaly.kind is AnomalyKind.GAP else "conflict"
+        assert e.status.value == expected, anomaly.message
+
+
+def test_a_retroactive_version_was_not_known_before_its_publication(
+    imported: tuple[Vigente, CorpusImport],
+) -> None:
+    vg, result = imported
+    anomaly = next(a for a in result.report.anomalies
+                   if a.kind is AnomalyKind.RETROACTIVE_PUBLICATION)
+    (external_id,) = anomaly.external_ids[:1]
+    version = next(v for v in vg.documents.versions(anomaly.lineage_id)
+                   if v.external_id == external_id)
+    late = vg.documents.evidence(anomaly.lineage_id, valid_at=version.valid_from, now=TODAY)
+    assert version.version_id in late.values
+    day_before = version.published.date - dt.timedelta(days=1)
+    early = vg.documents.evidence(anomaly.lineage_id, valid_at=version.valid_from,
+                                  known_at=day_before.isoformat(), now=TODAY)
+    assert version.version_id not in early.values
+
+
+def test_reimporting_changes_nothing(imported: tuple[Vigente, CorpusImport]) -> None:
+    vg, _ = imported
+    again = import_corpus(vg, legalize_ee.read(CORPUS, as_of=TODAY), limit=25)
+    assert again.versions_added == 0 and again.knowledge_steps == 0
+
+
+def test_a_slice_imports_on_every_backend(vg: Vigente) -> None:
+    result = import_corpus(vg, legalize_ee.read(CORPUS, as_of=TODAY), limit=30)
+    assert result.lineages == 30 and result.versions_added > 30
+    act = vg.documents.versions(vg.lineages()[0][0])[0].lineage_id
+    assert vg.documents.evidence(act, now=TODAY).status.value in {"supported", "missing",
+                                                                  "conflict"}
+
+
+def test_a_missing_corpus_file_is_a_clear_error(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from vigente.cli import cli
+
+    out = CliRunner().invoke(cli, ["--db", str(tmp_path / "x.db"), "import-corpus",
+                                   "legalize-ee", str(tmp_path / "nope.xz")])
+    assert out.exit_code == 1 and out.output.startswith("Error: no corpus file")
