@@ -32,7 +32,7 @@ from vigente.kernel.ledger import WriteResult, apply_write, set_precedence
 from vigente.kernel.values import JSONValue, Scope, canonical_json, check_name
 from vigente.kernel.versions import PrecedenceRule, Version
 from vigente.store import Store, Write, open_store
-from vigente.time import Instant, TimeLike, to_instant, today
+from vigente.time import Instant, TimeLike, current_instant, to_instant
 
 if TYPE_CHECKING:
     from vigente.evidence.review import ReviewQueue
@@ -70,8 +70,8 @@ class _ImportLine(BaseModel):
 class Vigente:
     """A bitemporal evidence store.
 
-    ``known_at=None`` in :meth:`evidence` means "as known now"; ``now=None`` means the current
-    UTC date. Writes are atomic; a refused write leaves the store unchanged.
+    ``known_at=None`` in :meth:`evidence` means "as known now"; ``now=None`` means this moment
+    (UTC). Writes are atomic; a refused write leaves the store unchanged.
     """
 
     def __init__(self, store: Store, *, default_zone: str | None = None) -> None:
@@ -163,7 +163,7 @@ class Vigente:
         return write
 
     def _check_not_future(self, known_at: Instant, now: TimeLike | None) -> Instant:
-        current = today() if now is None else self._instant(now)
+        current = current_instant() if now is None else self._instant(now)
         if known_at > current and not known_at.same_moment(current):
             raise FutureKnowledgeError(
                 f"known_at {known_at} is after now ({current}): nothing can be known from the "
@@ -263,14 +263,15 @@ class Vigente:
     ) -> Evidence:
         """What ``lineage`` was on ``valid_at`` as known on ``known_at`` (default: now).
 
-        ``now`` defaults to the current UTC date; a ``known_at`` after ``now`` is an error.
+        ``now`` defaults to this moment (UTC); a ``known_at`` after ``now`` is an error. Dates
+        compare with ``now`` at day precision, so ``t = today`` is "current".
         ``record=True`` stores the admissibility decision (read it back with
         :meth:`decision`).
         """
         check_name("lineage", lineage)
         the_scope = Scope.of(scope)
         t = self._instant(valid_at)
-        current = today() if now is None else self._instant(now)
+        current = current_instant() if now is None else self._instant(now)
         k = current if known_at is None else self._instant(known_at)
         self._check_not_future(k, current)
         candidates = self.store.candidates(lineage, the_scope, t, k)

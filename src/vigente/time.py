@@ -20,6 +20,7 @@ __all__ = [
     "Instant",
     "Interval",
     "TimeLike",
+    "current_instant",
     "parse_instant",
     "to_instant",
     "today",
@@ -158,6 +159,11 @@ def to_instant(value: TimeLike, *, default_zone: str | None = None) -> Instant:
     if isinstance(value, _dt.date):
         return Instant.from_date(value)
     return parse_instant(value, default_zone=default_zone)
+
+
+def current_instant() -> Instant:
+    """The current moment in UTC (what "as known now" means when no date is given)."""
+    return Instant.from_datetime(_dt.datetime.now(_dt.UTC))
 
 
 def today() -> Instant:

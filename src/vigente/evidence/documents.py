@@ -40,7 +40,7 @@ from vigente.kernel.decisions import new_decision
 from vigente.kernel.ledger import apply_write
 from vigente.kernel.values import Scope, check_name
 from vigente.store.base import Write
-from vigente.time import Instant, TimeLike, today
+from vigente.time import Instant, TimeLike, current_instant
 
 if TYPE_CHECKING:
     from vigente.api import Vigente
@@ -146,8 +146,9 @@ class Documents:
         vg = self._vg
         check_name("lineage", lineage_id)
         the_scope = Scope.of(scope)
-        current = today() if now is None else vg._instant(now)
-        t = current if valid_at is None else vg._instant(valid_at)
+        current = current_instant() if now is None else vg._instant(now)
+        # The reference date defaults to today (a date); knowledge to this very moment.
+        t = Instant.from_date(current.date) if valid_at is None else vg._instant(valid_at)
         k = current if known_at is None else vg._instant(known_at)
         vg._check_not_future(k, current)
         candidates = self._store.candidates(lineage_id, the_scope, t, k)
