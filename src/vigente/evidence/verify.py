@@ -179,7 +179,9 @@ _NOT_IN_FORCE = _rx(
     r"fino al",
     r"precedente(?:mente)?",
 )
-_NEGATED_NUMBER = re.compile(r"(?<!\w)(?:not|non|nor|né|no|never|mai)\s+$", re.IGNORECASE)
+_NEGATED_NUMBER = re.compile(
+    r"(?<!\w)(?:not|non|nor|né|no|never|mai)\s+(?:\w+\s+){0,2}$", re.IGNORECASE
+)
 # Numbers that name things rather than state values: articles, sections, times, list items.
 _LABELLED = re.compile(
     r"(?<!\w)(?:art(?:icle|icolo|t)?\.?|section|sezione|sez\.|§|para(?:graph)?\.?|paragrafo|"
@@ -189,7 +191,15 @@ _LABELLED = re.compile(
 )
 _TIME = re.compile(r"(?<![\d.])\d{1,2}[:.]\d{2}(?:\s?(?:am|pm|h))?(?![\d.])", re.IGNORECASE)
 _LIST_ITEM = re.compile(r"^\s*\d+[.)](?=\s)", re.MULTILINE)
-_YEAR = re.compile(r"(?<![\w.,/-])(?:19|20)\d{2}(?![\w/]|[.,]\d)")
+# A year is a year after "in", "since", "nel", "dal" … or when nothing (no unit) follows it.
+_YEAR = re.compile(
+    r"(?:(?<=\bin )|(?<=\bsince )|(?<=\bfrom )|(?<=\buntil )|(?<=\bby )|(?<=\bof )|"
+    r"(?<=\bbefore )|(?<=\bafter )|(?<=\byear )|(?<=\bnel )|(?<=\bdal )|(?<=\bdel )|"
+    r"(?<=\bal )|(?<=\bentro )|(?<=\banno )|(?<=\bdopo il )|(?<=\bprima del ))"
+    r"(?:19|20)\d{2}(?![\w/]|[.,]\d)"
+    r"|(?<![\w.,/-])(?:19|20)\d{2}(?=\s*(?:[.,;:!?)]|$))(?![.,]\d)",
+    re.IGNORECASE | re.MULTILINE,
+)
 
 
 # -- the evidence, read once ---------------------------------------------------------------
@@ -301,7 +311,7 @@ class _Answer:
         self.numbers = [
             n
             for n in find_numbers(text, masked=masked)
-            if not _NEGATED_NUMBER.search(text, max(0, n.start - 8), n.start)
+            if not _NEGATED_NUMBER.search(text, max(0, n.start - 32), n.start)
         ]
 
     def context(self, position: int, before: int = 1) -> tuple[int, int]:
@@ -400,6 +410,8 @@ def _check_values(answer: _Answer, facts: _Facts) -> list[Finding]:
         value = row.get("value")
         if not isinstance(value, str) or _canonical(value) in admitted_keys:
             continue
+        if isinstance(row.get("reference"), str):
+            continue  # a document version: citing it is checked as superseded or not
         for span in answer.occurrences(value):
             findings.append(
                 Finding(
