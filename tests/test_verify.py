@@ -207,11 +207,27 @@ def test_the_successor_is_found_through_the_citation_when_not_among_the_rows() -
         ("On 10 February 2025 Circular 7/2023 was in force.", []),
         ("Il 10 febbraio 2025 era in vigore la Circolare n. 7/2023.", []),
         ("Circular 7/2023 is in force.", ["missing_date_qualifier"]),
+        # The successor was not yet in force on the date asked.
+        ("Circular 12/2025 is in force.", ["value_not_admitted"]),
+        ("La Circolare 12/2025 è vigente.", ["value_not_admitted"]),
+        ("Circular 12/2025 will be in force from 3 March 2025.", []),
     ],
 )
 def test_a_historical_document_answer_keeps_its_date(answer: str, expected: list[str]) -> None:
     evidence = document("evidence_circular_february_2025.json")
     assert codes(answer, evidence) == expected
+
+
+def test_no_version_in_force_means_none_may_be_cited_as_in_force() -> None:
+    evidence = document("evidence_circular_february_2025.json")
+    evidence.update(valid_at="2023-01-01", status="missing", values=[], interpretation="missing")
+    evidence["excluded"] = [
+        {**row, "reason": "not_yet_valid"} for row in [*evidence["admitted"], *evidence["excluded"]]
+    ]
+    evidence["admitted"] = []
+    assert codes("Circular 7/2023 is in force.", evidence) == ["value_not_admitted"]
+    assert codes("Circular 9/2022 is the current one.", evidence) == ["value_not_admitted"]
+    assert verify("No circular was in force on 1 January 2023.", evidence).passed
 
 
 def test_optional_document_fields_and_excluded_values_are_used() -> None:
