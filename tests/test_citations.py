@@ -279,3 +279,14 @@ def test_dates_that_do_not_exist_are_refused() -> None:
         parse_date("next Tuesday")
     assert parse_date("1° marzo 2025") == dt.date(2025, 3, 1)
     assert format_date(dt.date(2025, 3, 1), "it") == "1° marzo 2025"
+
+
+def test_the_evidence_package_exports_its_public_api() -> None:
+    import vigente.evidence as evidence
+
+    assert sorted(evidence.__all__) == sorted(set(evidence.__all__))
+    for name in evidence.__all__:
+        assert getattr(evidence, name) is not None, name
+    assert {"cite", "extract", "verify", "verify_file", "Proposal", "Relation"} <= set(
+        evidence.__all__
+    )

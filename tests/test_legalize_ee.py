@@ -355,3 +355,11 @@ def test_inclusive_ends_become_half_open_without_gaps_or_overlaps(
 def test_the_legalize_mapping_names_the_sources_fields() -> None:
     assert (LEGALIZE_EE.lineage_field, LEGALIZE_EE.external_id_field) == ("act", "commit")
     assert LEGALIZE_EE.valid_to_inclusive and LEGALIZE_EE.known_from_field == "publication_date"
+
+
+def test_the_corpus_package_exports_its_public_api() -> None:
+    import vigente.corpus as corpus
+
+    for name in corpus.__all__:
+        assert getattr(corpus, name) is not None, name
+    assert {"CorpusReader", "SourceMapping", "AnomalyKind", "map_lineage"} <= set(corpus.__all__)
