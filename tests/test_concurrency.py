@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from vigente import Vigente, parse_instant
+from vigente.kernel.values import Scope
 
 NOW = "2026-09-29"
 HISTORY = "svc/limit"  # the timeline all writers race on (source "shared")
@@ -327,3 +328,28 @@ def test_threads_share_one_store(db_url: str) -> None:
         rows = vg.history(PAIR)
         assert len(rows) == 2 * 4 * 15
         assert [part_of(r) for r in rows if r.known_to is None] == ["a", "b"]
+
+
+def test_concurrent_precedence_rules_leave_exactly_one_in_force(db_url: str) -> None:
+    """Setting a rule reads the rules in force, closes them and appends; racing setters must
+    not both close the same rule and leave two in force."""
+    errors: list[BaseException] = []
+    with Vigente.open(db_url) as vg:
+
+        def work(worker: int) -> None:
+            try:
+                for _ in range(10):
+                    order = ["a", "b"] if worker % 2 else ["b", "a"]
+                    vg.set_precedence(order, known_at="2026-03-01", scope={"env": "x"}, now=NOW)
+            except BaseException as exc:  # reported to the test's thread below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=work, args=(w,)) for w in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert errors == []
+        rules = vg.store.precedence_rules(None, Scope.of({"env": "x"}))
+        assert len(rules) == 40
+        assert sum(rule.known_to is None for rule in rules) == 1

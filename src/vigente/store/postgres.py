@@ -293,6 +293,9 @@ class PostgresStore(PostgresRecords, Store):
             min_size=min_size,
             max_size=max_size,
             timeout=timeout,
+            # A pooled connection may have died (server restart, failover, idle timeout): test
+            # it on checkout, at the cost of one empty round trip, and replace it if needed.
+            check=ConnectionPool.check_connection,
             num_workers=2,
             name="vigente",
             open=False,

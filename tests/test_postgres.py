@@ -1,0 +1,112 @@
+"""What only the PostgreSQL backend has: its schema, its connection handling, its error messages.
+
+Behaviour shared with SQLite is tested by the conformance suite (``tests/conformance``), which
+runs on both backends.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+import pytest
+from click.testing import CliRunner
+
+from vigente import StoreError, Vigente
+from vigente.cli import cli
+from vigente.store.postgres import MIGRATIONS, PostgresStore, redact
+
+NOW = "2026-09-29"
+
+
+def catalog(url: str, query: str, *params: Any) -> list[tuple[Any, ...]]:
+    with psycopg.connect(url) as conn:
+        return conn.execute(query, params).fetchall()
+
+
+def test_intervals_are_tstzrange_columns_with_gist_indexes(postgres_url: str) -> None:
+    Vigente.open(postgres_url).close()
+    columns = dict(
+        catalog(
+            postgres_url,
+            "SELECT column_name, data_type FROM information_schema.columns "
+            "WHERE table_name = 'versions' AND column_name IN ('valid', 'known')",
+        )
+    )
+    assert columns == {"valid": "tstzrange", "known": "tstzrange"}
+    indexes = dict(catalog(postgres_url, "SELECT indexname, indexdef FROM pg_indexes"))
+    assert "USING gist (subject_id, valid)" in indexes["versions_valid"]
+    assert "USING gist (subject_id, known)" in indexes["versions_known"]
+    assert catalog(postgres_url, "SELECT extname FROM pg_extension WHERE extname = 'btree_gist'")
+
+
+def test_open_ends_are_unbounded_ranges_and_same_instant_closes_are_empty(
+    postgres_url: str,
+) -> None:
+    with Vigente.open(postgres_url) as vg:
+        vg.record("l", 1, valid_from="2026-01-01", known_at="2026-02-01", source="s", now=NOW)
+        vg.record("l", 2, valid_from="2026-01-01", known_at="2026-02-01", source="s", now=NOW)
+        rows = [v.as_row() for v in vg.history("l")]
+    assert [(r["value"], r["valid_to"], r["known_from"], r["known_to"]) for r in rows] == [
+        (1, None, "2026-02-01", "2026-02-01"),  # replaced at the instant it was written
+        (2, None, "2026-02-01", None),
+    ]
+    ranges = catalog(
+        postgres_url,
+        "SELECT upper_inf(valid), isempty(known), upper_inf(known) FROM versions ORDER BY seq",
+    )
+    assert ranges == [(True, True, False), (True, False, True)]
+
+
+def test_migrations_run_once_and_are_recorded(postgres_url: str) -> None:
+    for _ in range(2):
+        PostgresStore(postgres_url).close()
+    versions = catalog(postgres_url, "SELECT version FROM vigente_migrations ORDER BY version")
+    assert versions == [(n,) for n in range(1, len(MIGRATIONS) + 1)]
+
+
+def test_a_database_from_a_newer_vigente_is_refused(postgres_url: str) -> None:
+    PostgresStore(postgres_url).close()
+    with psycopg.connect(postgres_url) as conn:
+        conn.execute("INSERT INTO vigente_migrations VALUES (%s)", (len(MIGRATIONS) + 1,))
+    with pytest.raises(StoreError, match="newer vigente .* upgrade vigente"):
+        PostgresStore(postgres_url)
+
+
+def test_a_missing_database_is_a_clear_error_without_the_password(postgres_server: Any) -> None:
+    url = postgres_server.get_uri("no_such_db").replace("postgres:@", "postgres:s3cret@")
+    with pytest.raises(StoreError) as caught:
+        Vigente.open(url)
+    message = str(caught.value)
+    assert 'database "no_such_db" does not exist' in message
+    assert "s3cret" not in message and "postgres:***@" in message
+    assert "check that the server is running" in message
+
+
+def test_the_cli_reports_an_unreachable_server_as_an_error() -> None:
+    url = "postgresql://someone:pw@/vigente?host=/nonexistent-socket-dir&connect_timeout=2"
+    result = CliRunner().invoke(cli, ["--db", url, "ask", "l", "--at", "2026-01-01"])
+    assert result.exit_code == 1
+    assert result.output.startswith("Error: cannot connect to PostgreSQL database")
+    assert "pw@" not in result.output
+
+
+def test_a_dropped_connection_is_replaced(postgres_url: str) -> None:
+    """Pooled connections killed behind the store's back (a server restart, a failover) are
+    tested on checkout and replaced; the caller sees no error."""
+    with Vigente.open(postgres_url) as vg:
+        vg.record("l", 1, valid_from="2026-01-01", known_at="2026-01-01", source="s", now=NOW)
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+        assert vg.evidence("l", valid_at="2026-05-01", now=NOW).values == (1,)
+
+
+def test_passwords_are_redacted_from_urls() -> None:
+    assert redact("postgresql://u:pw@db.example:5432/v") == "postgresql://u:***@db.example:5432/v"
+    assert redact("postgresql://u@h/v?password=pw&sslmode=require") == (
+        "postgresql://u@h/v?password=***&sslmode=require"
+    )
+    assert redact("postgresql://u@h/v") == "postgresql://u@h/v"
