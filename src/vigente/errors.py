@@ -9,7 +9,14 @@ Every error a caller can cause is a ``VigenteError``; surfaces map it to ``Error
     │   ├── InvalidInterval     an interval whose end is not after its start
     │   ├── InvalidValue        a value that is not JSON, or is too large
     │   ├── InvalidName         an empty, too long or non-UTF-8 lineage, source or scope
-    │   └── ImportFileError     a bad line in an import file (carries the line number)
+    │   ├── ImportFileError     a bad line in an import file (carries the line number)
+    │   ├── CorpusFileError     a corpus file that cannot be opened, decompressed or decoded
+    │   ├── UnsupportedLanguage a reader language other than the supported ones ("en", "it")
+    │   ├── UnknownRelation     a relation that is not supersedes/amends/supplements/…
+    │   ├── InvalidChain        a version chain that contradicts itself (order, cycles)
+    │   ├── InvalidProposal     a serialised extraction proposal that cannot be read back
+    │   └── InvalidEvidence     evidence (``ask --json``) that cannot be checked
+    │       └── EvidenceFileError  the evidence file cannot be read or is not JSON
     ├── HistoryRewriteError     a write whose knowledge date is earlier than recorded knowledge
     ├── FutureKnowledgeError    a knowledge date after "now": nothing can be known from the future
     └── StoreError              the storage backend cannot be opened or used
@@ -18,15 +25,22 @@ Every error a caller can cause is a ``VigenteError``; surfaces map it to ``Error
 from __future__ import annotations
 
 __all__ = [
+    "CorpusFileError",
+    "EvidenceFileError",
     "FutureKnowledgeError",
     "HistoryRewriteError",
     "ImportFileError",
     "InvalidInput",
+    "InvalidChain",
+    "InvalidEvidence",
     "InvalidInterval",
     "InvalidName",
+    "InvalidProposal",
     "InvalidTime",
     "InvalidValue",
     "StoreError",
+    "UnknownRelation",
+    "UnsupportedLanguage",
     "VigenteError",
 ]
 
@@ -61,6 +75,34 @@ class ImportFileError(InvalidInput):
     def __init__(self, line_number: int, message: str) -> None:
         super().__init__(f"line {line_number}: {message}")
         self.line_number = line_number
+
+
+class CorpusFileError(InvalidInput):
+    """The corpus file cannot be opened, decompressed or decoded."""
+
+
+class UnsupportedLanguage(InvalidInput):
+    """A reader language vigente cannot render or read."""
+
+
+class UnknownRelation(InvalidInput):
+    """A relation to a predecessor that is not one of the five known relations."""
+
+
+class InvalidChain(InvalidInput):
+    """A version chain whose links contradict each other (order, dates, cycles)."""
+
+
+class InvalidProposal(InvalidInput):
+    """A serialised extraction proposal with a missing, mistyped or impossible field."""
+
+
+class InvalidEvidence(InvalidInput):
+    """Evidence that does not have the ``ask --json`` shape."""
+
+
+class EvidenceFileError(InvalidEvidence):
+    """The evidence file cannot be read, is not UTF-8 or is not a JSON object."""
 
 
 class HistoryRewriteError(VigenteError):

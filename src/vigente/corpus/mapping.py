@@ -15,7 +15,7 @@ import enum
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from vigente.errors import InvalidInput
+from vigente.errors import CorpusFileError
 from vigente.time import Instant, Interval
 
 __all__ = [
@@ -27,10 +27,6 @@ __all__ = [
     "SourceMapping",
     "VersionRecord",
 ]
-
-
-class CorpusFileError(InvalidInput):
-    """The corpus file cannot be opened, decompressed or decoded."""
 
 
 class AnomalyKind(enum.StrEnum):

@@ -59,6 +59,7 @@ class DocumentRow:
             "published": v.published.isoformat(),
             "superseded": self.superseded,
             "successor_id": None if self.successor is None else self.successor.version_id,
+            "successor_reference": None if self.successor is None else self.successor.label,
             "citation": self.citation,
         }
         if self.reason is not None:

@@ -121,6 +121,9 @@ class Evidence:
             "excluded": [e.as_row() for e in self.excluded],
             "precedence": None if self.precedence is None else self.precedence.as_dict(),
         }
+        if self.earlier_values is not None:
+            # What the store held at (t, t): a retrospective answer names the earlier value.
+            result["earlier_values"] = list(self.earlier_values)
         if self.decision_id is not None:
             result["decision_id"] = self.decision_id
         return result
