@@ -6,11 +6,14 @@ runs on both backends.
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import psycopg
 import pytest
 from click.testing import CliRunner
+from psycopg import sql
 
 from vigente import StoreError, Vigente
 from vigente.cli import cli
@@ -110,3 +113,73 @@ def test_passwords_are_redacted_from_urls() -> None:
         "postgresql://u@h/v?password=***&sslmode=require"
     )
     assert redact("postgresql://u@h/v") == "postgresql://u@h/v"
+
+
+def test_each_schema_on_the_search_path_is_a_separate_store(postgres_url: str) -> None:
+    """One database, one schema per tenant (``options=-csearch_path=…`` in the URL): the shape
+    schema-based sharding (Citus) and shared servers use. btree_gist is created once, up front,
+    in a schema every tenant can see."""
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        admin.execute("CREATE EXTENSION btree_gist SCHEMA public")
+        admin.execute("CREATE SCHEMA tenant_a")
+        admin.execute("CREATE SCHEMA tenant_b")
+    urls = {t: f"{postgres_url}&options=-csearch_path%3D{t}" for t in ("tenant_a", "tenant_b")}
+    for tenant, url in urls.items():
+        with Vigente.open(url) as vg:
+            vg.record("l", tenant, valid_from="2026-01-01", known_at="2026-01-01", source="s")
+    for tenant, url in urls.items():
+        with Vigente.open(url) as vg:
+            assert vg.evidence("l", valid_at="2026-05-01", now=NOW).values == (tenant,)
+    tables = catalog(
+        postgres_url,
+        "SELECT table_schema, count(*) FROM information_schema.tables "
+        "WHERE table_name IN ('versions', 'vigente_migrations') GROUP BY 1 ORDER BY 1",
+    )
+    assert tables == [("tenant_a", 2), ("tenant_b", 2)]
+
+
+@pytest.fixture
+def roles(postgres_url: str) -> Iterator[dict[str, str]]:
+    """URLs of the database for two new roles: its owner and an application role."""
+    suffix = uuid.uuid4().hex[:8]
+    names = {"owner": f"vigente_owner_{suffix}", "app": f"vigente_app_{suffix}"}
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        for name in names.values():
+            admin.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(name)))
+        admin.execute(
+            sql.SQL("ALTER DATABASE {} OWNER TO {}").format(
+                sql.Identifier(admin.info.dbname), sql.Identifier(names["owner"])
+            )
+        )
+    yield {role: postgres_url.replace("postgres:@", f"{name}:@") for role, name in names.items()}
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        for name in names.values():
+            for statement in (
+                "REASSIGN OWNED BY {} TO postgres",
+                "DROP OWNED BY {}",
+                "DROP ROLE {}",
+            ):
+                admin.execute(sql.SQL(statement).format(sql.Identifier(name)))
+
+
+def test_the_documented_grants_are_enough_and_keep_the_store_append_only(
+    roles: dict[str, str],
+) -> None:
+    with pytest.raises(StoreError, match="needs CREATE on the schema"):
+        Vigente.open(roles["app"])  # a role that may not create tables cannot migrate
+    Vigente.open(roles["owner"]).close()  # the owner migrates (and creates btree_gist)
+    with psycopg.connect(roles["owner"], autocommit=True) as owner:
+        app = sql.Identifier(psycopg.conninfo.conninfo_to_dict(roles["app"])["user"])
+        for grant in (
+            "GRANT SELECT, INSERT ON ALL TABLES IN SCHEMA public TO {}",
+            "GRANT UPDATE (known_to, date_flags) ON versions, precedence_rules TO {}",
+        ):
+            owner.execute(sql.SQL(grant).format(app))
+    with Vigente.open(roles["app"]) as vg:
+        for value, day in ((1, "2026-01-01"), (2, "2026-02-01")):
+            vg.record("l", value, valid_from=day, known_at=day, source="s", now=NOW)
+        vg.set_precedence(["s"], known_at="2026-02-01", now=NOW)
+        vg.set_precedence(["t", "s"], known_at="2026-02-02", now=NOW)
+        assert vg.evidence("l", valid_at="2026-03-01", now=NOW).values == (2,)
+    with psycopg.connect(roles["app"]) as conn, pytest.raises(psycopg.errors.InsufficientPrivilege):
+        conn.execute("DELETE FROM versions")

@@ -238,11 +238,17 @@ def _diagnostic(exc: psycopg.Error) -> str:
     return " ".join(text.split())
 
 
-def _hint(exc: psycopg.Error) -> str:
+def _hint(exc: psycopg.Error, *, migrating: bool = False) -> str:
+    if isinstance(exc, pg_errors.InsufficientPrivilege) and migrating:
+        return (
+            "creating or upgrading the schema needs CREATE on the schema (PostgreSQL 15+ no "
+            "longer grants it on public) and on the database: open it once as the database "
+            "owner, see docs/deployment.md"
+        )
     if isinstance(exc, pg_errors.InsufficientPrivilege):
         return (
-            "grant the user CREATE on the database (for the first migration) and SELECT, "
-            "INSERT, UPDATE on vigente's tables"
+            "grant the user SELECT and INSERT on vigente's tables and UPDATE (known_to, "
+            "date_flags) on versions and precedence_rules, see docs/deployment.md"
         )
     if isinstance(exc, pg_errors.ReadOnlySqlTransaction):
         return "the server is read-only (a standby?): point the URL at the primary"
@@ -326,7 +332,7 @@ class PostgresStore(PostgresRecords, Store):
                             conn.execute(statement)
                         conn.execute(INSERT_SCHEMA_VERSION, (number,))
         except psycopg.Error as exc:
-            if "EXTENSION" in statement:
+            if statement.startswith("CREATE EXTENSION"):
                 raise StoreError(
                     f"cannot create the btree_gist extension in {self.url!r} "
                     f"({_diagnostic(exc)}): install PostgreSQL's contrib modules, or ask the "
@@ -334,7 +340,7 @@ class PostgresStore(PostgresRecords, Store):
                 ) from None
             raise StoreError(
                 f"cannot {stage} PostgreSQL database {self.url!r} ({_diagnostic(exc)}): "
-                f"{_hint(exc)}"
+                f"{_hint(exc, migrating=stage == 'migrate')}"
             ) from None
 
     def close(self) -> None:
