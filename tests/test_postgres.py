@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -20,6 +21,7 @@ from vigente.cli import cli
 from vigente.store.postgres import MIGRATIONS, PostgresStore, redact
 
 NOW = "2026-09-29"
+DEPLOYMENT = Path(__file__).resolve().parent.parent / "docs" / "deployment.md"
 
 
 def catalog(url: str, query: str, *params: Any) -> list[tuple[Any, ...]]:
@@ -168,13 +170,13 @@ def test_the_documented_grants_are_enough_and_keep_the_store_append_only(
     with pytest.raises(StoreError, match="needs CREATE on the schema"):
         Vigente.open(roles["app"])  # a role that may not create tables cannot migrate
     Vigente.open(roles["owner"]).close()  # the owner migrates (and creates btree_gist)
+    # the GRANT statements of docs/deployment.md, as written there
+    grants = [line for line in DEPLOYMENT.read_text().splitlines() if line.startswith("GRANT ")]
+    assert len(grants) == 2
+    app = psycopg.conninfo.conninfo_to_dict(roles["app"])["user"]
     with psycopg.connect(roles["owner"], autocommit=True) as owner:
-        app = sql.Identifier(psycopg.conninfo.conninfo_to_dict(roles["app"])["user"])
-        for grant in (
-            "GRANT SELECT, INSERT ON ALL TABLES IN SCHEMA public TO {}",
-            "GRANT UPDATE (known_to, date_flags) ON versions, precedence_rules TO {}",
-        ):
-            owner.execute(sql.SQL(grant).format(app))
+        for grant in grants:
+            owner.execute(grant.replace("vigente_app", app).encode())
     with Vigente.open(roles["app"]) as vg:
         for value, day in ((1, "2026-01-01"), (2, "2026-02-01")):
             vg.record("l", value, valid_from=day, known_at=day, source="s", now=NOW)
