@@ -31,11 +31,14 @@ from vigente.kernel.evidence import Evidence
 from vigente.kernel.ledger import WriteResult, apply_write, set_precedence
 from vigente.kernel.values import JSONValue, Scope, canonical_json, check_name
 from vigente.kernel.versions import PrecedenceRule, Version
+from vigente.retrieval.search import ALL_SCOPES, ScopeArg
 from vigente.store import Store, Write, open_store
 from vigente.time import Instant, TimeLike, current_instant, to_instant
 
 if TYPE_CHECKING:
     from vigente.evidence.review import ReviewQueue
+    from vigente.retrieval import Retrieval, SearchResult
+    from vigente.retrieval.search import Mode
 
 __all__ = ["ImportReport", "ScopeLike", "Vigente"]
 
@@ -87,6 +90,35 @@ class Vigente:
     def derivations(self) -> Derivations:
         """Derived copies (chunks, summaries, cached answers) and their invalidation."""
         return Derivations(self)
+
+    @cached_property
+    def retrieval(self) -> Retrieval:
+        """Time-filtered hybrid search over document passages and fact values."""
+        from vigente.retrieval import Retrieval
+
+        return Retrieval(self)
+
+    def search(
+        self,
+        text: str,
+        *,
+        valid_at: TimeLike | None,
+        known_at: TimeLike | None = None,
+        scope: ScopeArg = ALL_SCOPES,
+        k: int = 10,
+        include_superseded: bool = False,
+        mode: Mode = "auto",
+        date_from_query: bool = False,
+        now: TimeLike | None = None,
+    ) -> SearchResult:
+        """The ``k`` passages most relevant to ``text`` that are admissible on ``valid_at`` as
+        known on ``known_at`` (default: now); see :meth:`Retrieval.search`. ``scope`` defaults
+        to every scope; ``None`` is the global scope, as everywhere else."""
+        return self.retrieval.search(
+            text, valid_at=valid_at, known_at=known_at, scope=scope, k=k,
+            include_superseded=include_superseded, mode=mode,
+            date_from_query=date_from_query, now=now,
+        )
 
     @cached_property
     def review(self) -> ReviewQueue:

@@ -12,6 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from vigente.evidence.records import (
     DerivationRecord,
@@ -23,6 +24,15 @@ from vigente.kernel.decisions import Decision
 from vigente.kernel.values import Scope
 from vigente.kernel.versions import PrecedenceRule, Version
 from vigente.time import Instant
+
+if TYPE_CHECKING:
+    from vigente.retrieval.records import (
+        Candidate,
+        CandidateQuery,
+        Claim,
+        PassageRecord,
+        RetrievalStats,
+    )
 
 __all__ = ["Store", "Write"]
 
@@ -185,6 +195,67 @@ class Store(ABC):
     @abstractmethod
     def review_events(self, proposal_id: str | None) -> list[ReviewEvent]:
         """The review steps of one proposal (or all), in order."""
+
+    # -- retrieval ---------------------------------------------------------------------------
+    # Passages are derived from claims: one kernel timeline value (lineage, scope, source,
+    # value). Candidate generation applies the temporal filter itself (CandidateQuery): a
+    # passage is returned only when a snapshot of its claim is admissible at (t, k).
+    @abstractmethod
+    def pending_claims(self, *, full: bool = False) -> tuple[list[Claim], int]:
+        """Claims of snapshots added since the last :meth:`mark_indexed` (every claim with
+        ``full``) that have no passages yet, and the cursor to pass to :meth:`mark_indexed`."""
+
+    @abstractmethod
+    def mark_indexed(self, through: int) -> None:
+        """Remember that every claim up to the cursor ``through`` is indexed."""
+
+    @abstractmethod
+    def append_passages(self, claim: Claim, kind: str,
+                        passages: Sequence[PassageRecord]) -> bool:
+        """Index a claim (``kind`` "document" or "fact") with its passages; ``False`` when it
+        was indexed already."""
+
+    @abstractmethod
+    def reset_retrieval(self) -> None:
+        """Forget every claim, passage and vector (before re-chunking)."""
+
+    @abstractmethod
+    def retrieval_stats(self) -> RetrievalStats:
+        """How many claims, passages and vectors (per model id) are indexed."""
+
+    @abstractmethod
+    def claim_snapshots(self, claim_ids: Sequence[int]) -> list[tuple[int, Version]]:
+        """Every kernel snapshot of the given claims, as ``(claim_id, snapshot)``."""
+
+    @abstractmethod
+    def search_lexical(self, terms: Sequence[str], query: CandidateQuery) -> list[Candidate]:
+        """Passages matching any of the folded ``terms``, best first (at most
+        ``query.limit``), restricted by ``query``'s temporal filter and scope."""
+
+    @abstractmethod
+    def passages_without_vectors(self, model_id: str, limit: int
+                                 ) -> list[tuple[int, str, str]]:
+        """Up to ``limit`` passages with no vector for ``model_id``: ``(passage_id,
+        content_hash, text)``."""
+
+    @abstractmethod
+    def vectors_by_content(self, model_id: str, content_hashes: Sequence[str]
+                           ) -> dict[str, bytes]:
+        """Stored vectors of ``model_id`` for passages with these contents (to reuse them)."""
+
+    @abstractmethod
+    def append_vectors(self, model_id: str, rows: Sequence[tuple[int, bytes]]) -> None:
+        """Store ``(passage_id, float32 little-endian unit vector)`` rows for ``model_id``."""
+
+    @abstractmethod
+    def drop_vectors(self, model_id: str) -> int:
+        """Delete every vector of ``model_id``; returns how many."""
+
+    @abstractmethod
+    def search_vectors(self, model_id: str, vector: bytes, query: CandidateQuery
+                       ) -> list[Candidate]:
+        """Passages nearest to ``vector`` (cosine) among those with a vector of ``model_id``,
+        best first, restricted by ``query``'s temporal filter and scope."""
 
     # -- helpers shared by backends ---------------------------------------------------------
     def __enter__(self) -> Store:

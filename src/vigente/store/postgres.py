@@ -38,6 +38,7 @@ from vigente.kernel.values import Scope
 from vigente.kernel.versions import PrecedenceRule, Version
 from vigente.store.base import Store, Write
 from vigente.store.postgres_records import RECORD_MIGRATIONS, PostgresRecords
+from vigente.store.postgres_retrieval import RETRIEVAL_MIGRATIONS, PostgresRetrieval
 from vigente.time import Instant
 
 __all__ = ["MIGRATIONS", "PostgresStore"]
@@ -109,6 +110,7 @@ MIGRATIONS: list[list[str]] = [
 ]
 
 MIGRATIONS += RECORD_MIGRATIONS
+MIGRATIONS += RETRIEVAL_MIGRATIONS
 
 SELECT_SCHEMA_TABLE = "SELECT to_regclass('vigente_migrations')"
 CREATE_SCHEMA_TABLE = "CREATE TABLE IF NOT EXISTS vigente_migrations (version integer PRIMARY KEY)"
@@ -262,7 +264,7 @@ def _hint(exc: psycopg.Error, *, migrating: bool = False) -> str:
     return "this is unexpected: please report it with the message above"
 
 
-class PostgresStore(PostgresRecords, Store):
+class PostgresStore(PostgresRecords, PostgresRetrieval, Store):
     """A :class:`Store` in a PostgreSQL database (``postgresql://user@host:port/dbname``).
 
     ``min_size``/``max_size`` bound the connection pool (one connection per concurrent

@@ -19,6 +19,7 @@ from vigente.kernel.values import Scope
 from vigente.kernel.versions import PrecedenceRule, Version
 from vigente.store.base import Store, Write
 from vigente.store.sqlite_records import RECORD_MIGRATIONS, SQLiteRecords
+from vigente.store.sqlite_retrieval import RETRIEVAL_MIGRATIONS, SQLiteRetrieval
 from vigente.time import Instant
 
 __all__ = ["SQLiteStore"]
@@ -79,6 +80,7 @@ MIGRATIONS: list[list[str]] = [
 ]
 
 MIGRATIONS += RECORD_MIGRATIONS
+MIGRATIONS += RETRIEVAL_MIGRATIONS
 
 # The interval indexes (dropped by the benchmark's "same SQL without indexes" baseline).
 INTERVAL_INDEXES = ("versions_valid_from", "versions_valid_to")
@@ -177,7 +179,7 @@ def _version(row: tuple[object, ...], scopes: dict[str, Scope]) -> Version:
     )
 
 
-class SQLiteStore(SQLiteRecords, Store):
+class SQLiteStore(SQLiteRecords, SQLiteRetrieval, Store):
     """A :class:`Store` in one SQLite file (or ``":memory:"``)."""
 
     def __init__(self, path: str | Path = ":memory:", *, timeout: float = 30.0) -> None:

@@ -1,0 +1,136 @@
+"""Retrieval commands: ``search`` (time-filtered hybrid search) and ``index`` (passages and
+embeddings, with a progress bar)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from vigente.cli._app import cli, console, open_store, parse_scope, scope_option
+from vigente.retrieval import ALL_SCOPES, BUILTIN_MODELS, MINILM, SearchResult, builtin_embedder
+from vigente.retrieval.search import MODES
+
+
+def _emit(data: object) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False))
+
+
+def _snippet(text: str, limit: int = 160) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def print_search(result: SearchResult) -> None:
+    out = console()
+    when = f"t={result.valid_at} k={result.known_at}"
+    if result.date_phrase:
+        when += f" (from the question: {result.date_phrase!r})"
+    out.print(f"[bold]{len(result.hits)} hit(s)[/] · {result.mode} · {when}", markup=True)
+    table = Table("#", "score", "version", "valid", "superseded by", "citation · passage")
+    for hit in result.hits:
+        valid = f"{hit.valid_from} → {hit.valid_to or '…'}"
+        mark = "" if hit.admission == "in_force" else " [superseded]"
+        table.add_row(
+            str(hit.rank), f"{hit.score:.4g}", f"{hit.lineage_id}\n{hit.version_id}{mark}",
+            valid, hit.superseded_by_label or "—",
+            f"{hit.citation}\n[dim]{_snippet(hit.passage)}[/]",
+        )
+    if result.hits:
+        out.print(table)
+    if result.excluded:
+        gone = Table("similarity rank", "version", "lineage", "reason", title="excluded",
+                     title_justify="left")
+        for e in result.excluded:
+            gone.add_row(str(e.similarity_rank), e.version_id, e.lineage_id, e.reason)
+        out.print(gone)
+    for note in result.notes:
+        out.print(f"note: {note}", markup=False)
+    if result.decision_id:
+        out.print(f"decision recorded: {result.decision_id}")
+
+
+@cli.command()
+@click.argument("text")
+@click.option("--at", "valid_at", metavar="DATE",
+              help="Reference date t: what was in force then (required unless the question "
+                   "names its date and --date-from-query is given).")
+@click.option("--known-at", metavar="DATE", help="Knowledge snapshot (k); default: now.")
+@click.option("--k", "k", default=10, show_default=True, type=int, help="How many hits.")
+@click.option("--include-superseded", is_flag=True,
+              help="Also return passages of versions that had ended by --at, marked, with "
+                   "their successor.")
+@click.option("--date-from-query", is_flag=True,
+              help='Take t from the question ("as of 2015", "in vigore al 3 marzo 2025").')
+@click.option("--mode", type=click.Choice(list(MODES)), default="auto", show_default=True,
+              help="auto: hybrid when the store has vectors and the model is installed.")
+@click.option("--lang", "language", default="en", show_default=True,
+              type=click.Choice(["en", "it"]), help="Language of citations.")
+@click.option("--now", metavar="DATE", help="Treat this date as today.")
+@click.option("--record", is_flag=True, help="Store the admissibility decision.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@scope_option
+@click.pass_context
+def search(ctx: click.Context, text: str, valid_at: str | None, known_at: str | None, k: int,
+           include_superseded: bool, date_from_query: bool, mode: str, language: str,
+           now: str | None, record: bool, as_json: bool, scope: tuple[str, ...]) -> None:
+    """Passages about TEXT that are admissible on --at as known on --known-at."""
+    if valid_at is None and not date_from_query:
+        raise click.UsageError("give --at DATE (or --date-from-query for a question that "
+                               "names its date)")
+    result = open_store(ctx).retrieval.search(
+        text, valid_at=valid_at, known_at=known_at, k=k,
+        include_superseded=include_superseded, date_from_query=date_from_query,
+        mode=mode,  # type: ignore[arg-type]
+        now=now, language=language, record=record,
+        scope=parse_scope(scope) if scope else ALL_SCOPES,
+    )
+    if as_json:
+        _emit(result.as_dict())
+    else:
+        print_search(result)
+
+
+@cli.command()
+@click.option("--embed/--no-embed", default=True, show_default=True,
+              help="Embed passages that have no vector for the model (when it is installed).")
+@click.option("--model", "model_id", default=MINILM, show_default=True,
+              type=click.Choice(sorted(BUILTIN_MODELS)), help="Embedding model.")
+@click.option("--rechunk", is_flag=True, help="Forget every passage and vector and cut again.")
+@click.option("--drop-model", metavar="MODEL_ID", multiple=True,
+              help="Forget the vectors of a model no longer used (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.pass_context
+def index(ctx: click.Context, embed: bool, model_id: str, rechunk: bool,
+          drop_model: tuple[str, ...], as_json: bool) -> None:
+    """Cut passages for new versions and facts, and embed them (a progress bar on stderr)."""
+    vg = open_store(ctx)
+    retrieval = vg.retrieval
+    dropped = {m: retrieval.drop_vectors(m) for m in drop_model}
+    embedder = builtin_embedder(model_id) if embed else None
+    err = Console(stderr=True, highlight=False)
+    with Progress(TextColumn("embedding"), BarColumn(), MofNCompleteColumn(),
+                  TimeRemainingColumn(), console=err, transient=True,
+                  disable=as_json or not sys.stderr.isatty()) as progress:
+        task = progress.add_task("embed", total=None)
+
+        def step(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        report = retrieval.index(embed=embedder if embedder is not None else False,
+                                 rechunk=rechunk, progress=step)
+    data = report.as_dict() | {"dropped": dropped}
+    if as_json:
+        _emit(data)
+        return
+    click.echo(f"indexed {report.claims_indexed} claim(s), {report.passages_added} new "
+               f"passage(s); {report.passages} passage(s) in all")
+    if report.model_id:
+        click.echo(f"{report.model_id}: {report.vectors_added} embedded, "
+                   f"{report.vectors_reused} reused from identical passages")
+    for model, count in dropped.items():
+        click.echo(f"dropped {count} vector(s) of {model}")

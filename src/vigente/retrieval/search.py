@@ -1,0 +1,626 @@
+"""Time-filtered hybrid retrieval over document passages and fact values.
+
+Relevance ranks topics, validity picks the period (DESIGN.md, invariant 4). Candidate generation
+itself is restricted to passages whose claim has a kernel snapshot admissible at ``(t, k)``: the
+backend never returns an out-of-time passage, so nothing is taken and then dropped. Lexical
+(BM25) and semantic (cosine) candidates are fused by reciprocal rank fusion; when fewer than
+``k`` hits survive fusion and de-duplication, the candidate pool is widened until ``k`` hits are
+found or the index is exhausted.
+
+The same ranking without the filter (:meth:`Retrieval.similar`) is the relevance-only
+baseline: it is what a plain RAG retriever would answer, and its excluded top candidates are
+reported with the kernel's reasons.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Final, Literal
+
+from vigente.errors import InvalidInput
+from vigente.kernel.decisions import new_decision
+from vigente.kernel.values import JSONValue, Scope
+from vigente.kernel.versions import Version, admissibility
+from vigente.retrieval.dates import QueryDate
+from vigente.retrieval.dates import date_from_query as _date_from_query
+from vigente.retrieval.embed import Embedder, builtin_embedder, embedding_available
+from vigente.retrieval.records import (
+    Candidate,
+    CandidateQuery,
+    Claim,
+    PassageRecord,
+    RetrievalStats,
+)
+from vigente.retrieval.results import Excluded, Hit, IndexReport, SearchResult
+from vigente.retrieval.text import chunk_text, fold, query_terms
+from vigente.time import Instant, TimeLike, today
+
+if TYPE_CHECKING:
+    from vigente.api import Vigente
+    from vigente.evidence.records import DocumentVersion
+
+__all__ = ["ALL_SCOPES", "AllScopes", "Mode", "Ranked", "Retrieval"]
+
+Mode = Literal["auto", "lexical", "semantic", "hybrid"]
+MODES: Final = ("auto", "lexical", "semantic", "hybrid")
+MAX_K: Final = 1000
+MAX_QUERY_CHARS: Final = 10_000
+RRF_K: Final = 60  # the constant of reciprocal rank fusion (Cormack et al., 2009)
+_CLOSING = ("supersedes", "amends", "revokes")
+
+
+class AllScopes:
+    """The ``scope`` default of a search: every scope (``None`` means the global scope)."""
+
+    _instance: AllScopes | None = None
+
+    def __new__(cls) -> AllScopes:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "ALL_SCOPES"
+
+
+ALL_SCOPES: Final = AllScopes()
+ScopeArg = Scope | Mapping[str, object] | AllScopes | None
+
+
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    """A candidate after fusion: its fused score and its rank in each list (1-based)."""
+
+    candidate: Candidate
+    score: float
+    lexical_rank: int | None
+    semantic_rank: int | None
+
+    @property
+    def version_id(self) -> str:
+        """The document version id (documents) or the claim's source (facts)."""
+        return self.candidate.claim.source
+
+
+def fuse(lexical: Sequence[Candidate], semantic: Sequence[Candidate], *, hybrid: bool
+         ) -> list[Ranked]:
+    """Reciprocal rank fusion of the two lists; a single list keeps its own scores."""
+    if not hybrid:
+        only = lexical or semantic
+        lex = bool(lexical)
+        return [Ranked(c, c.score, i if lex else None, None if lex else i)
+                for i, c in enumerate(only, start=1)]
+    scores: dict[int, float] = {}
+    ranks: dict[int, list[int | None]] = {}
+    by_id: dict[int, Candidate] = {}
+    for position, candidates in enumerate((lexical, semantic)):
+        for rank, candidate in enumerate(candidates, start=1):
+            pid = candidate.passage_id
+            by_id.setdefault(pid, candidate)
+            scores[pid] = scores.get(pid, 0.0) + 1.0 / (RRF_K + rank)
+            ranks.setdefault(pid, [None, None])[position] = rank
+    order = sorted(scores, key=lambda pid: (-scores[pid], pid))
+    return [Ranked(by_id[pid], scores[pid], ranks[pid][0], ranks[pid][1]) for pid in order]
+
+
+def _document_claim(claim: Claim) -> bool:
+    """True when the claim is a document version's claim to be in force."""
+    if not claim.value_json.startswith('{"document_version"'):
+        return False
+    try:
+        value = json.loads(claim.value_json)
+    except ValueError:
+        return False
+    return isinstance(value, dict) and value.get("document_version") == claim.source
+
+
+def _value_text(value: JSONValue) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(v, str | int | float) for v in value):
+        return "; ".join(str(v) for v in value)
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def fact_text(lineage: str, value: JSONValue) -> str:
+    """The searchable text of a fact value: its lineage (what it is about) and the value."""
+    return f"{lineage}: {_value_text(value)}"
+
+
+def _passages(text: str) -> list[PassageRecord]:
+    return [PassageRecord(i, piece, fold(piece)) for i, piece in enumerate(chunk_text(text))]
+
+
+def _best_snapshot(snapshots: Sequence[Version], t: Instant, k: Instant) -> Version:
+    """The snapshot that decides a claim's admissibility: admitted, else known at ``k``."""
+    def rank(s: Version) -> tuple[int, int]:
+        if admissibility(s, s.scope, t, k) is None:
+            return 0, -s.valid_from.micros
+        return (1 if s.known_at(k) else 2), -s.valid_from.micros
+
+    return min(snapshots, key=rank)
+
+
+class Retrieval:
+    """Search the passages of document versions and fact values at ``(t, k)``.
+
+    ``embedder`` ``None`` means: use the built-in model when the store holds its vectors and
+    the model is installed, else search lexically.
+    """
+
+    def __init__(self, vg: Vigente, embedder: Embedder | None = None) -> None:
+        self._vg = vg
+        self._store = vg.store
+        self._embedder = embedder
+        self._auto: Embedder | None | bool = False  # False: not decided yet
+
+    # -- configuration -----------------------------------------------------------------------
+    def use(self, embedder: Embedder | None) -> None:
+        """Search (and index) with ``embedder`` from now on; ``None`` = decide automatically."""
+        self._embedder = embedder
+        self._auto = False
+
+    def _auto_embedder(self) -> Embedder | None:
+        if self._embedder is not None:
+            return self._embedder
+        if self._auto is False:
+            models = self._store.retrieval_stats().vectors
+            chosen = None
+            if embedding_available():
+                for model_id in sorted(models, key=lambda m: -models[m]):
+                    try:
+                        chosen = builtin_embedder(model_id)
+                        break
+                    except InvalidInput:
+                        continue
+            self._auto = chosen
+        return self._auto if not isinstance(self._auto, bool) else None
+
+    # -- indexing ----------------------------------------------------------------------------
+    def stats(self) -> RetrievalStats:
+        return self._store.retrieval_stats()
+
+    def refresh(self, *, full: bool = False) -> tuple[int, int]:
+        """Cut passages for every claim added since the last refresh (every claim with
+        ``full``); returns ``(claims, passages)`` indexed. Cheap when nothing is new."""
+        store = self._store
+        claims_done = passages_done = 0
+        with store.transaction():
+            claims, cursor = store.pending_claims(full=full)
+            if not claims:
+                if cursor:
+                    store.mark_indexed(cursor)
+                return 0, 0
+            documents = [c.source for c in claims if _document_claim(c)]
+            texts: dict[str, DocumentVersion] = {}
+            for start in range(0, len(documents), 200):
+                for version in store.document_versions_by_id(documents[start:start + 200]):
+                    texts[version.version_id] = version
+            for claim in claims:
+                document = texts.get(claim.source) if _document_claim(claim) else None
+                if document is not None:
+                    kind, passages = "document", _passages(document.text)
+                else:
+                    value: JSONValue = json.loads(claim.value_json)
+                    kind, passages = "fact", _passages(fact_text(claim.lineage, value))
+                if store.append_passages(claim, kind, passages):
+                    claims_done += 1
+                    passages_done += len(passages)
+            store.mark_indexed(cursor)
+        return claims_done, passages_done
+
+    def index(
+        self,
+        *,
+        embed: bool | Embedder = True,
+        full: bool = False,
+        rechunk: bool = False,
+        batch_size: int = 64,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> IndexReport:
+        """Cut passages for new claims and embed every passage that has no vector for the
+        model yet (re-embedding everything after a model change). ``embed`` ``True`` uses the
+        configured embedder, or the built-in model when it is installed; ``False`` indexes
+        lexically only. ``rechunk`` forgets every passage and vector first. ``progress`` is
+        called with ``(done, total)`` after every batch."""
+        store = self._store
+        if rechunk:
+            with store.transaction():
+                store.reset_retrieval()
+            full = True
+        claims, passages = self.refresh(full=full)
+        embedder: Embedder | None
+        if isinstance(embed, bool):
+            embedder = None
+            if embed:
+                embedder = self._embedder or (builtin_embedder() if embedding_available()
+                                              else None)
+        else:
+            embedder = embed
+        added = reused = 0
+        if embedder is not None:
+            added, reused = self._embed_missing(embedder, batch_size, progress)
+            self._auto = False
+        stats = store.retrieval_stats()
+        return IndexReport(claims, passages, None if embedder is None else embedder.model_id,
+                           added, reused, stats.passages, stats.vectors)
+
+    def _embed_missing(self, embedder: Embedder, batch_size: int,
+                       progress: Callable[[int, int], None] | None) -> tuple[int, int]:
+        import numpy as np
+
+        store, model_id = self._store, embedder.model_id
+        stats = store.retrieval_stats()
+        total = stats.passages - stats.vectors.get(model_id, 0)
+        done = added = reused = 0
+        if progress is not None:
+            progress(0, total)
+        while True:
+            rows = store.passages_without_vectors(model_id, max(batch_size, 1) * 4)
+            if not rows:
+                break
+            known = store.vectors_by_content(model_id, [h for _, h, _ in rows])
+            fresh: dict[str, str] = {}
+            for _, content_hash, text in rows:
+                if content_hash not in known:
+                    fresh.setdefault(content_hash, text)
+            hashes = list(fresh)
+            for start in range(0, len(hashes), batch_size):
+                part = hashes[start:start + batch_size]
+                vectors = np.asarray(embedder.embed([fresh[h] for h in part]), dtype="<f4")
+                if vectors.shape != (len(part), embedder.dimensions):
+                    raise InvalidInput(
+                        f"embedder {model_id!r} returned vectors of shape {vectors.shape}, "
+                        f"expected ({len(part)}, {embedder.dimensions})"
+                    )
+                known.update({h: vectors[i].tobytes() for i, h in enumerate(part)})
+            with store.transaction():
+                store.append_vectors(model_id, [(pid, known[h]) for pid, h, _ in rows])
+            added += len(fresh)
+            reused += len(rows) - len(fresh)
+            done += len(rows)
+            if progress is not None:
+                progress(done, max(total, done))
+        return added, reused
+
+    def drop_vectors(self, model_id: str) -> int:
+        """Forget every vector of ``model_id`` (e.g. after switching models)."""
+        with self._store.transaction():
+            count = self._store.drop_vectors(model_id)
+        self._auto = False
+        return count
+
+    # -- ranking -----------------------------------------------------------------------------
+    def _mode(self, mode: str) -> tuple[str, Embedder | None]:
+        if mode not in MODES:
+            raise InvalidInput(f"unknown mode {mode!r}: use one of {', '.join(MODES)}")
+        if mode == "lexical":
+            return "lexical", None
+        embedder = self._auto_embedder()
+        if embedder is None and mode != "auto":
+            embedder = self._embedder or builtin_embedder()
+        if embedder is None:
+            return "lexical", None
+        return ("hybrid" if mode == "auto" else mode), embedder
+
+    def _rank(self, terms: Sequence[str], vector: tuple[str, bytes] | None,
+              query: CandidateQuery, k: int, mode: str,
+              collapse: Callable[[list[Ranked]], list[Ranked]] | None = None
+              ) -> list[Ranked]:
+        """The top ``k`` after fusion, widening the candidate pool until ``k`` survive or the
+        index is exhausted."""
+        store = self._store
+        pool = max(4 * k, 40)
+        use_lexical = mode in ("lexical", "hybrid") and bool(terms)
+        use_vectors = mode in ("semantic", "hybrid") and vector is not None
+        while True:
+            q = replace(query, limit=pool)
+            lexical = store.search_lexical(terms, q) if use_lexical else []
+            semantic = (store.search_vectors(vector[0], vector[1], q)
+                        if use_vectors and vector is not None else [])
+            ranked = fuse(lexical, semantic, hybrid=mode == "hybrid")
+            if collapse is not None:
+                ranked = collapse(ranked)
+            exhausted = len(lexical) < pool and len(semantic) < pool
+            if len(ranked) >= k or exhausted:
+                return ranked[:k]
+            pool *= 4
+
+    def _prepare(self, text: str, k: int, mode: str
+                 ) -> tuple[list[str], str, Embedder | None]:
+        if not isinstance(text, str) or not text.strip():
+            raise InvalidInput("the query is empty: give the words to search for")
+        if len(text) > MAX_QUERY_CHARS:
+            raise InvalidInput(f"the query is {len(text)} characters: the limit is "
+                               f"{MAX_QUERY_CHARS}")
+        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+            raise InvalidInput(f"k must be a whole number from 1 to {MAX_K}, got {k!r}")
+        used, embedder = self._mode(mode)
+        terms = query_terms(text)
+        if not terms and embedder is None:
+            raise InvalidInput(f"the query {text[:60]!r} has no words to search for")
+        return terms, used, embedder
+
+    def similar(self, text: str, *, k: int = 10, scope: ScopeArg = ALL_SCOPES,
+                mode: Mode = "auto") -> list[Ranked]:
+        """Relevance only, no temporal filter: the baseline a plain RAG retriever answers
+        with. For comparison and for reporting exclusions, never for answers."""
+        terms, used, embedder = self._prepare(text, k, mode)
+        self.refresh()
+        vector = None if embedder is None else (embedder.model_id,
+                                                embedder.embed([text])[0].tobytes())
+        query = CandidateQuery(None, None, _scope(scope), False, k)
+        return self._rank(terms, vector, query, k, used)
+
+    # -- search ------------------------------------------------------------------------------
+    def search(
+        self,
+        text: str,
+        *,
+        valid_at: TimeLike | None,
+        known_at: TimeLike | None = None,
+        scope: ScopeArg = ALL_SCOPES,
+        k: int = 10,
+        include_superseded: bool = False,
+        mode: Mode = "auto",
+        date_from_query: bool = False,
+        now: TimeLike | None = None,
+        language: str = "en",
+        record: bool = False,
+    ) -> SearchResult:
+        """The ``k`` most relevant passages admissible on ``valid_at`` as known on ``known_at``.
+
+        ``known_at=None`` means as known now (``now=None``: the current UTC date). ``scope``
+        defaults to every scope; ``None`` or ``{}`` is the global scope. With
+        ``include_superseded`` the passages of versions that had ended by ``valid_at`` are
+        returned too, marked and with their successor. With ``date_from_query`` a date the
+        question names ("as of 2015", "in vigore al 3 marzo 2025") sets ``valid_at``
+        (``valid_at`` is then the default for questions that name none). ``mode``: ``auto``
+        (hybrid when vectors and the model are available, else lexical), ``lexical``,
+        ``semantic`` or ``hybrid``. ``record=True`` stores the decision.
+        """
+        vg = self._vg
+        found: QueryDate | None = None
+        if date_from_query and isinstance(text, str):
+            found = _date_from_query(text)
+        matched = text if found is None else found.text
+        terms, used, embedder = self._prepare(matched, k, mode)
+        if found is not None:
+            t = found.valid_at
+        elif valid_at is None:
+            raise InvalidInput(
+                "no date to search at: give valid_at (--at)"
+                + (", or ask a question that names its date" if date_from_query else "")
+            )
+        else:
+            t = vg._instant(valid_at)
+        current = today() if now is None else vg._instant(now)
+        k_at = current if known_at is None else vg._instant(known_at)
+        vg._check_not_future(k_at, current)
+        the_scope = _scope(scope)
+        notes: list[str] = []
+        self.refresh()
+        vector = None
+        if embedder is not None:
+            vector = (embedder.model_id, embedder.embed([matched])[0].tobytes())
+            missing = self._missing_vectors(embedder.model_id)
+            if missing:
+                notes.append(f"{missing} passages have no vector for {embedder.model_id}: "
+                             "run `vigente index` to embed them")
+        filtered = CandidateQuery(t, k_at, the_scope, include_superseded, k)
+        snapshots: dict[int, list[Version]] = {}
+
+        def load_snapshots(ids: Sequence[int]) -> None:
+            wanted = [i for i in ids if i not in snapshots]
+            for claim_id in wanted:
+                snapshots[claim_id] = []
+            for claim_id, snapshot in self._store.claim_snapshots(wanted):
+                snapshots[claim_id].append(snapshot)
+
+        def in_force(r: Ranked) -> bool:
+            return any(admissibility(s, s.scope, t, k_at) is None
+                       for s in snapshots[r.candidate.claim_id])
+
+        def collapse(ranked: list[Ranked]) -> list[Ranked]:
+            # The same passage in several versions of one lineage: keep the one in force, else
+            # the latest, at the best rank any of them had.
+            load_snapshots([r.candidate.claim_id for r in ranked])
+            groups: dict[tuple[str, str, str], list[Ranked]] = {}
+            for r in ranked:
+                c = r.candidate
+                groups.setdefault((c.claim.lineage, c.claim.scope.key, c.content_hash),
+                                  []).append(r)
+            kept = []
+            for members in groups.values():
+                best = max(members, key=lambda r: (
+                    in_force(r),
+                    max((s.valid_from.micros for s in snapshots[r.candidate.claim_id]),
+                        default=0),
+                ))
+                kept.append((members[0], best))
+            return [replace(best, score=first.score, lexical_rank=first.lexical_rank,
+                            semantic_rank=first.semantic_rank) for first, best in kept]
+
+        ranked = self._rank(terms, vector, filtered, k, used,
+                            collapse if include_superseded else None)
+        baseline = self._rank(terms, vector, replace(filtered, valid_at=None, known_at=None,
+                                                     include_superseded=False), k, used)
+        load_snapshots([r.candidate.claim_id for r in ranked + baseline])
+        builder = _Builder(self._vg, t, k_at, language, snapshots, include_superseded)
+        hits, excluded = builder.build(ranked, baseline)
+        result = SearchResult(
+            query=text, matched_text=matched, valid_at=t, known_at=k_at, scope=the_scope, k=k,
+            mode=used, model_id=None if embedder is None else embedder.model_id,
+            include_superseded=include_superseded,
+            date_phrase=None if found is None else found.phrase,
+            hits=tuple(hits), excluded=tuple(excluded), notes=tuple(notes),
+        )
+        if record:
+            payload = result.as_dict()
+            payload["admitted"] = [{"version_id": h.version_id} for h in hits]
+            decision = new_decision("search", text[:200], payload)
+            with self._store.transaction():
+                self._store.append_decision(decision)
+            result = replace(result, decision_id=decision.decision_id)
+        return result
+
+    def _missing_vectors(self, model_id: str) -> int:
+        stats = self._store.retrieval_stats()
+        return max(0, stats.passages - stats.vectors.get(model_id, 0))
+
+
+def _scope(scope: ScopeArg) -> Scope | None:
+    if isinstance(scope, AllScopes):
+        return None
+    return Scope.of(scope)
+
+
+class _Builder:
+    """Turns ranked candidates into hits (with citation, successor and why) and the excluded
+    top candidates of the baseline into reasons, with a handful of batched reads."""
+
+    def __init__(self, vg: Vigente, t: Instant, k: Instant, language: str,
+                 snapshots: dict[int, list[Version]], include_superseded: bool) -> None:
+        self._vg = vg
+        self._include_superseded = include_superseded
+        self._t = t
+        self._k = k
+        self._language = language
+        self._snapshots = snapshots
+        self._docs: dict[str, DocumentVersion] = {}
+        self._successors: dict[str, DocumentVersion] = {}
+
+    def _load_documents(self, ranked: Sequence[Ranked]) -> None:
+        from vigente.evidence.documents import successors_known_at
+
+        store = self._vg.store
+        ids = sorted({r.candidate.claim.source for r in ranked if r.candidate.kind == "document"})
+        if not ids:
+            return
+        self._docs = {v.version_id: v for v in store.document_versions_by_id(ids)}
+        successors = store.document_successors(ids)
+        self._successors = successors_known_at(successors, self._k)
+        wanted = {v.predecessor_id for v in self._docs.values() if v.predecessor_id}
+        wanted |= {s.version_id for s in self._successors.values()}
+        for v in store.document_versions_by_id(sorted(wanted - set(self._docs))):
+            self._docs[v.version_id] = v
+
+    def build(self, ranked: Sequence[Ranked], baseline: Sequence[Ranked]
+              ) -> tuple[list[Hit], list[Excluded]]:
+        self._load_documents([*ranked, *baseline])
+        hits = [self._hit(rank, r) for rank, r in enumerate(ranked, start=1)]
+        admitted = {r.candidate.claim_id for r in ranked}
+        excluded: list[Excluded] = []
+        seen: set[str] = set()
+        for rank, r in enumerate(baseline, start=1):
+            if r.candidate.claim_id in admitted:
+                continue
+            entry = self._excluded(rank, r)
+            if entry is not None and entry.version_id not in seen:
+                seen.add(entry.version_id)
+                excluded.append(entry)
+        return hits, excluded
+
+    def _successor(self, version_id: str) -> DocumentVersion | None:
+        successor = self._successors.get(version_id)
+        if successor is None or successor.relation is None:
+            return None
+        return successor if successor.relation.value in _CLOSING else None
+
+    def _hit(self, rank: int, r: Ranked) -> Hit:
+        from vigente.evidence.documents import _citer
+
+        c, t, k = r.candidate, self._t, self._k
+        snapshots = self._snapshots[c.claim_id]
+        admitted = [s for s in snapshots if admissibility(s, s.scope, t, k) is None]
+        if admitted:
+            snapshot, admission = max(admitted, key=lambda s: s.valid_from), "in_force"
+        else:
+            ended = [s for s in snapshots if s.known_at(k) and s.valid_from <= t]
+            snapshot, admission = max(ended, key=lambda s: s.valid_from), "superseded"
+        span = f"from {snapshot.valid_from}" + (
+            f" until {snapshot.valid_to}" if snapshot.valid_to is not None else "")
+        known = f"known on {k} (held since {snapshot.known_from})"
+        document = self._docs.get(c.claim.source) if c.kind == "document" else None
+        value: JSONValue = None
+        successor = None
+        external_id: str | None
+        title: str | None
+        reference: str | None
+        if document is None:
+            value = json.loads(c.claim.value_json)
+            version_id, external_id, title, reference = (
+                snapshot.version_id, c.claim.source, c.claim.lineage, None)
+            citation = (f"{c.claim.lineage} = {_value_text(value)} (source {c.claim.source}, "
+                        f"valid {span}, {known})")
+            if admission == "in_force":
+                why = f"valid on {t} ({span}) and {known}"
+            else:
+                why = (f"no longer valid on {t} ({span}); returned because superseded "
+                       "versions were asked for")
+        else:
+            version_id, external_id, title, reference = (
+                document.version_id, document.external_id, document.title, document.reference)
+            successor = self._successor(document.version_id)
+            predecessor = self._docs.get(document.predecessor_id or "")
+            citation = _citer(self._language, t)(document, predecessor,
+                                                  self._successors.get(document.version_id))
+            why = self._document_why(admission, successor, span, known)
+        return Hit(
+            rank=rank, kind=c.kind, lineage_id=c.claim.lineage, scope=c.claim.scope,
+            version_id=version_id, external_id=external_id, title=title, reference=reference,
+            citation=citation, valid_from=snapshot.valid_from, valid_to=snapshot.valid_to,
+            known_from=snapshot.known_from, score=r.score,
+            superseded_by=None if successor is None else successor.version_id,
+            superseded_by_label=None if successor is None else successor.label,
+            admission=admission, why=why, passage=c.text, passage_index=c.position,
+            value=value, lexical_rank=r.lexical_rank, semantic_rank=r.semantic_rank,
+        )
+
+    def _document_why(self, admission: str, successor: DocumentVersion | None, span: str,
+                      known: str) -> str:
+        t = self._t
+        if admission == "in_force":
+            why = f"in force on {t} ({span}) and {known}"
+            if successor is not None:
+                verb = "revoked" if successor.role == "revocation" else "replaced"
+                why += (f"; {verb} from {successor.valid_from} by {successor.label}"
+                        f" (published {successor.published})")
+            return why
+        if successor is not None and successor.valid_from <= t:
+            return (f"superseded on {successor.valid_from} by {successor.label}; returned "
+                    "because superseded versions were asked for")
+        return (f"no longer in force on {t} ({span}); returned because superseded versions "
+                "were asked for")
+
+    def _excluded(self, rank: int, r: Ranked) -> Excluded | None:
+        from vigente.evidence.in_force import _document_reason
+
+        c, t, k = r.candidate, self._t, self._k
+        snapshots = self._snapshots.get(c.claim_id) or []
+        if not snapshots:
+            return None
+        best = _best_snapshot(snapshots, t, k)
+        reason = admissibility(best, best.scope, t, k)
+        if reason is None:
+            return None  # admissible, only ranked below the hits
+        if self._include_superseded and best.known_at(k) and best.valid_from <= t:
+            return None  # eligible too (an ended version), only ranked below the hits
+        document = self._docs.get(c.claim.source) if c.kind == "document" else None
+        if document is None:
+            return Excluded(version_id=best.version_id, reason=reason.value, kind=c.kind,
+                            lineage_id=c.claim.lineage, external_id=c.claim.source,
+                            title=c.claim.lineage, similarity_rank=rank,
+                            valid_from=best.valid_from, valid_to=best.valid_to,
+                            successor_id=None)
+        successor = self._successors.get(document.version_id)
+        return Excluded(
+            version_id=document.version_id,
+            reason=_document_reason(reason.value, successor, t),
+            kind="document", lineage_id=document.lineage_id,
+            external_id=document.external_id, title=document.title, similarity_rank=rank,
+            valid_from=best.valid_from, valid_to=best.valid_to,
+            successor_id=None if successor is None else successor.version_id,
+        )

@@ -1,0 +1,423 @@
+"""SQLite tables and queries of retrieval. Mixed into :class:`~vigente.store.sqlite.SQLiteStore`.
+
+Passages are indexed by FTS5 (BM25, ``unicode61 remove_diacritics 2``: Estonian and Italian
+words match with or without diacritics). Vectors are float32 blobs searched by exact brute force
+with numpy over an in-memory matrix, loaded once per model and reloaded when vectors change; the
+stock ``sqlite3`` module cannot load ``sqlite-vec`` (see docs/benchmarks.md for the measurement
+behind this choice).
+
+The temporal filter runs inside candidate generation: a passage is a candidate only when a
+kernel snapshot of its claim — same subject, source and value — is admissible at ``(t, k)``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from vigente.errors import StoreError
+from vigente.kernel.values import Scope
+from vigente.kernel.versions import Version
+from vigente.retrieval.records import (
+    Candidate,
+    CandidateQuery,
+    Claim,
+    PassageRecord,
+    RetrievalStats,
+)
+from vigente.time import Instant
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+__all__ = ["RETRIEVAL_MIGRATIONS", "SQLiteRetrieval"]
+
+OPEN_END = 1 << 62
+_VF, _VT, _KF, _KT = 1, 2, 4, 8
+
+RETRIEVAL_MIGRATIONS: list[list[str]] = [
+    # retrieval: claims (kernel timeline values), passages, FTS5 index, vectors
+    [
+        """CREATE TABLE retrieval_claims (
+            claim_id   INTEGER PRIMARY KEY,
+            subject_id INTEGER NOT NULL REFERENCES subjects (subject_id),
+            source     TEXT NOT NULL,
+            value      TEXT NOT NULL,
+            value_hash TEXT NOT NULL,
+            kind       TEXT NOT NULL CHECK (kind IN ('document', 'fact')),
+            UNIQUE (subject_id, source, value_hash)
+        )""",
+        """CREATE TABLE retrieval_passages (
+            passage_id   INTEGER PRIMARY KEY,
+            claim_id     INTEGER NOT NULL REFERENCES retrieval_claims (claim_id),
+            position     INTEGER NOT NULL,
+            content_hash TEXT NOT NULL,
+            text         TEXT NOT NULL,
+            UNIQUE (claim_id, position)
+        )""",
+        "CREATE INDEX retrieval_passages_content ON retrieval_passages (content_hash)",
+        """CREATE VIRTUAL TABLE retrieval_fts USING fts5 (
+            text, content = 'retrieval_passages', content_rowid = 'passage_id',
+            tokenize = 'unicode61 remove_diacritics 2'
+        )""",
+        "CREATE VIRTUAL TABLE retrieval_terms USING fts5vocab (retrieval_fts, 'row')",
+        """CREATE TABLE retrieval_vectors (
+            model_id   TEXT NOT NULL,
+            passage_id INTEGER NOT NULL REFERENCES retrieval_passages (passage_id),
+            vector     BLOB NOT NULL,
+            PRIMARY KEY (model_id, passage_id)
+        ) WITHOUT ROWID""",
+        """CREATE TABLE retrieval_state (
+            key   TEXT PRIMARY KEY,
+            value INTEGER NOT NULL
+        )""",
+        """INSERT INTO retrieval_state VALUES
+            ('indexed_through', 0), ('vectors', 0), ('passages', 0)""",
+    ],
+]
+
+_CANDIDATE_COLUMNS = """p.passage_id, cl.claim_id, s.lineage, s.scope_key, cl.source, cl.value,
+    cl.kind, p.position, p.text, p.content_hash"""
+# Claims with a snapshot admissible at (t, k); :relax also admits snapshots that have ended.
+SELECT_ADMISSIBLE = """SELECT DISTINCT cl.claim_id FROM versions v
+    JOIN retrieval_claims cl
+      ON cl.subject_id = v.subject_id AND cl.source = v.source AND cl.value = v.value
+    JOIN subjects s ON s.subject_id = v.subject_id
+    WHERE v.known_from <= :k AND v.known_to > :k AND v.valid_from <= :t
+      AND (v.valid_to > :t OR :relax) AND (:scope IS NULL OR s.scope_key = :scope)"""
+SELECT_SCOPED_CLAIMS = """SELECT cl.claim_id FROM retrieval_claims cl
+    JOIN subjects s ON s.subject_id = cl.subject_id WHERE s.scope_key = :scope"""
+_LEXICAL = f"""SELECT {_CANDIDATE_COLUMNS}, -bm25(retrieval_fts) AS score
+    FROM retrieval_fts
+    JOIN retrieval_passages p ON p.passage_id = retrieval_fts.rowid
+    JOIN retrieval_claims cl ON cl.claim_id = p.claim_id
+    JOIN subjects s ON s.subject_id = cl.subject_id
+    WHERE retrieval_fts MATCH :match"""
+SELECT_LEXICAL = f"""{_LEXICAL} AND (:scope IS NULL OR s.scope_key = :scope)
+    ORDER BY score DESC, p.passage_id LIMIT :limit"""
+SELECT_LEXICAL_FILTERED = f"""WITH admissible AS MATERIALIZED ({SELECT_ADMISSIBLE})
+    {_LEXICAL} AND cl.claim_id IN (SELECT claim_id FROM admissible)
+    ORDER BY score DESC, p.passage_id LIMIT :limit"""
+SELECT_TERM_COUNTS = "SELECT term, doc FROM retrieval_terms WHERE term IN "
+SELECT_CANDIDATES_BY_ID = f"""SELECT {_CANDIDATE_COLUMNS} FROM retrieval_passages p
+    JOIN retrieval_claims cl ON cl.claim_id = p.claim_id
+    JOIN subjects s ON s.subject_id = cl.subject_id WHERE p.passage_id IN """
+SELECT_STATE = "SELECT value FROM retrieval_state WHERE key = ?"
+UPDATE_STATE = "UPDATE retrieval_state SET value = ? WHERE key = ?"
+BUMP_STATE = "UPDATE retrieval_state SET value = value + 1 WHERE key = ?"
+ADD_STATE = "UPDATE retrieval_state SET value = value + ? WHERE key = ?"
+SELECT_PENDING = """SELECT s.lineage, s.scope_key, v.source, v.value, max(v.rowid)
+    FROM versions v JOIN subjects s ON s.subject_id = v.subject_id
+    WHERE v.rowid > :after AND NOT EXISTS (
+        SELECT 1 FROM retrieval_claims cl
+         WHERE cl.subject_id = v.subject_id AND cl.source = v.source AND cl.value = v.value)
+    GROUP BY v.subject_id, v.source, v.value ORDER BY min(v.rowid)"""
+SELECT_MAX_VERSION = "SELECT coalesce(max(rowid), 0) FROM versions"
+SELECT_SUBJECT_ID = "SELECT subject_id FROM subjects WHERE lineage = ? AND scope_key = ?"
+INSERT_CLAIM = """INSERT OR IGNORE INTO retrieval_claims (subject_id, source, value, value_hash,
+    kind) VALUES (?, ?, ?, ?, ?)"""
+SELECT_CLAIM_ID = """SELECT claim_id FROM retrieval_claims
+    WHERE subject_id = ? AND source = ? AND value_hash = ?"""
+SELECT_CLAIM_HAS_PASSAGES = "SELECT 1 FROM retrieval_passages WHERE claim_id = ? LIMIT 1"
+INSERT_PASSAGE = """INSERT INTO retrieval_passages (claim_id, position, content_hash, text)
+    VALUES (?, ?, ?, ?)"""
+INSERT_FTS = "INSERT INTO retrieval_fts (rowid, text) VALUES (?, ?)"
+SELECT_CLAIM_SNAPSHOTS = """SELECT cl.claim_id, v.version_id, s.lineage, s.scope_key, v.source,
+    v.value, v.valid_from, v.valid_to, v.known_from, v.known_to, v.date_flags
+    FROM retrieval_claims cl
+    JOIN versions v
+      ON v.subject_id = cl.subject_id AND v.source = cl.source AND v.value = cl.value
+    JOIN subjects s ON s.subject_id = cl.subject_id
+    WHERE cl.claim_id IN """
+SELECT_WITHOUT_VECTORS = """SELECT p.passage_id, p.content_hash, p.text FROM retrieval_passages p
+    WHERE NOT EXISTS (SELECT 1 FROM retrieval_vectors r
+                       WHERE r.model_id = ? AND r.passage_id = p.passage_id)
+    ORDER BY p.passage_id LIMIT ?"""
+SELECT_VECTORS_BY_CONTENT = """SELECT p.content_hash, r.vector FROM retrieval_vectors r
+    JOIN retrieval_passages p ON p.passage_id = r.passage_id
+    WHERE r.model_id = ? AND p.content_hash IN """
+INSERT_VECTOR = """INSERT OR REPLACE INTO retrieval_vectors (model_id, passage_id, vector)
+    VALUES (?, ?, ?)"""
+DELETE_VECTORS = "DELETE FROM retrieval_vectors WHERE model_id = ?"
+SELECT_MATRIX = """SELECT r.passage_id, p.claim_id, r.vector FROM retrieval_vectors r
+    JOIN retrieval_passages p ON p.passage_id = r.passage_id
+    WHERE r.model_id = ? ORDER BY r.passage_id"""
+SELECT_STATS = """SELECT (SELECT count(*) FROM retrieval_claims),
+    (SELECT count(*) FROM retrieval_passages)"""
+SELECT_VECTOR_STATS = "SELECT model_id, count(*) FROM retrieval_vectors GROUP BY model_id"
+RESET = [
+    "DELETE FROM retrieval_vectors",
+    "INSERT INTO retrieval_fts (retrieval_fts) VALUES ('delete-all')",
+    "DELETE FROM retrieval_passages",
+    "DELETE FROM retrieval_claims",
+    "UPDATE retrieval_state SET value = 0 WHERE key IN ('indexed_through', 'passages')",
+    "UPDATE retrieval_state SET value = value + 1 WHERE key = 'vectors'",
+]
+
+#: Terms in more than this share of passages carry almost no BM25 weight (FTS5 clamps their
+#: IDF to a tiny constant) but cost a scan of most of the index: they are left out of the match.
+COMMON_TERM_SHARE = 0.5
+
+
+def _in(n: int) -> str:
+    return "(" + ", ".join("?" * n) + ")"
+
+
+def _match_expression(terms: Sequence[str]) -> str:
+    """An FTS5 query: any of the terms, each quoted as a string (no query syntax)."""
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+
+
+class _Matrix:
+    """The vectors of one model in memory: passage ids, their claim ids, unit rows."""
+
+    def __init__(self, generation: int, passage_ids: Any, claim_ids: Any, rows: Any) -> None:
+        self.generation = generation
+        self.passage_ids = passage_ids
+        self.claim_ids = claim_ids
+        self.rows = rows
+
+
+class SQLiteRetrieval:
+    """The retrieval tables of the SQLite backend."""
+
+    _conn: sqlite3.Connection
+    _lock: threading.RLock
+
+    # -- helpers -----------------------------------------------------------------------------
+    def _retrieval_scopes(self) -> dict[str, Scope]:
+        cache: dict[str, Scope] | None = getattr(self, "_retrieval_scope_cache", None)
+        if cache is None:
+            cache = {}
+            self._retrieval_scope_cache = cache
+        return cache
+
+    def _scope(self, key: str) -> Scope:
+        scopes = self._retrieval_scopes()
+        scope = scopes.get(key)
+        if scope is None:
+            scope = scopes[key] = Scope.from_key(key)
+        return scope
+
+    def _candidate(self, row: Sequence[Any], score: float) -> Candidate:
+        pid, claim_id, lineage, scope_key, source, value, kind, position, text, chash = row[:10]
+        return Candidate(
+            passage_id=int(pid), claim_id=int(claim_id),
+            claim=Claim(lineage, self._scope(scope_key), source, value), kind=kind,
+            position=int(position), text=text, content_hash=chash, score=float(score),
+        )
+
+    def _state(self, key: str) -> int:
+        row = self._conn.execute(SELECT_STATE, (key,)).fetchone()
+        return int(row[0]) if row else 0
+
+    @staticmethod
+    def _filter_params(query: CandidateQuery) -> dict[str, Any]:
+        assert query.valid_at is not None and query.known_at is not None
+        return {
+            "t": query.valid_at.micros,
+            "k": query.known_at.micros,
+            "relax": int(query.include_superseded),
+            "scope": None if query.scope is None else query.scope.key,
+        }
+
+    # -- indexing ------------------------------------------------------------------------------
+    def pending_claims(self, *, full: bool = False) -> tuple[list[Claim], int]:
+        with self._lock:
+            after = 0 if full else self._state("indexed_through")
+            newest = int(self._conn.execute(SELECT_MAX_VERSION).fetchone()[0])
+            if newest <= after:
+                return [], newest
+            rows = self._conn.execute(SELECT_PENDING, {"after": after}).fetchall()
+        claims = [Claim(lineage, self._scope(key), source, value)
+                  for lineage, key, source, value, _ in rows]
+        return claims, newest
+
+    def mark_indexed(self, through: int) -> None:
+        with self._lock:
+            self._conn.execute(UPDATE_STATE, (through, "indexed_through"))
+
+    def append_passages(self, claim: Claim, kind: str,
+                        passages: Sequence[PassageRecord]) -> bool:
+        with self._lock:
+            row = self._conn.execute(SELECT_SUBJECT_ID, (claim.lineage, claim.scope.key)).fetchone()
+            if row is None:
+                raise StoreError(f"no timeline {claim.lineage!r} to index passages for")
+            subject = int(row[0])
+            cursor = self._conn.execute(
+                INSERT_CLAIM, (subject, claim.source, claim.value_json, claim.value_hash, kind)
+            )
+            if cursor.rowcount == 0:
+                return False  # indexed already (by another writer)
+            (claim_id,) = self._conn.execute(
+                SELECT_CLAIM_ID, (subject, claim.source, claim.value_hash)
+            ).fetchone()
+            for passage in passages:
+                pid = self._conn.execute(
+                    INSERT_PASSAGE, (claim_id, passage.position, passage.content_hash,
+                                     passage.text)
+                ).lastrowid
+                self._conn.execute(INSERT_FTS, (pid, passage.text))
+            self._conn.execute(ADD_STATE, (len(passages), "passages"))
+        return True
+
+    def reset_retrieval(self) -> None:
+        with self._lock:
+            for statement in RESET:
+                self._conn.execute(statement)
+
+    def retrieval_stats(self) -> RetrievalStats:
+        with self._lock:
+            claims, passages = self._conn.execute(SELECT_STATS).fetchone()
+            vectors = dict(self._conn.execute(SELECT_VECTOR_STATS).fetchall())
+        return RetrievalStats(int(claims), int(passages), {str(k): int(v)
+                                                          for k, v in vectors.items()})
+
+    def claim_snapshots(self, claim_ids: Sequence[int]) -> list[tuple[int, Version]]:
+        result: list[tuple[int, Version]] = []
+        ids = list(dict.fromkeys(claim_ids))
+        for start in range(0, len(ids), 500):
+            part = ids[start:start + 500]
+            with self._lock:
+                rows = self._conn.execute(
+                    f"{SELECT_CLAIM_SNAPSHOTS}{_in(len(part))} ORDER BY v.rowid", part
+                ).fetchall()
+            for claim_id, *snapshot in rows:
+                vid, lineage, key, source, value, vf, vt, kf, kt, flags = snapshot
+                result.append((int(claim_id), Version(
+                    version_id=vid, lineage=lineage, scope=self._scope(key), source=source,
+                    value_json=value,
+                    valid_from=Instant(vf, bool(flags & _VF)),
+                    valid_to=None if vt >= OPEN_END else Instant(vt, bool(flags & _VT)),
+                    known_from=Instant(kf, bool(flags & _KF)),
+                    known_to=None if kt >= OPEN_END else Instant(kt, bool(flags & _KT)),
+                )))
+        return result
+
+    # -- lexical -------------------------------------------------------------------------------
+    def _useful_terms(self, terms: Sequence[str]) -> list[str]:
+        """Drop terms found in most passages (see COMMON_TERM_SHARE), unless all are."""
+        total = self._state("passages")
+        counts = dict(self._conn.execute(
+            f"{SELECT_TERM_COUNTS}{_in(len(terms))}", list(terms)
+        ).fetchall())
+        useful = [t for t in terms if counts.get(t, 0) <= COMMON_TERM_SHARE * total]
+        return useful or list(terms)
+
+    def search_lexical(self, terms: Sequence[str], query: CandidateQuery) -> list[Candidate]:
+        if not terms:
+            return []
+        with self._lock:
+            params: dict[str, Any] = {"limit": query.limit}
+            if query.filtered:
+                params.update(self._filter_params(query))
+                sql = SELECT_LEXICAL_FILTERED
+            else:
+                params["scope"] = None if query.scope is None else query.scope.key
+                sql = SELECT_LEXICAL
+            params["match"] = _match_expression(self._useful_terms(terms))
+            rows = self._conn.execute(sql, params).fetchall()
+        return [self._candidate(row, row[10]) for row in rows]
+
+    # -- vectors -------------------------------------------------------------------------------
+    def passages_without_vectors(self, model_id: str, limit: int
+                                 ) -> list[tuple[int, str, str]]:
+        with self._lock:
+            rows = self._conn.execute(SELECT_WITHOUT_VECTORS, (model_id, limit)).fetchall()
+        return [(int(pid), chash, text) for pid, chash, text in rows]
+
+    def vectors_by_content(self, model_id: str, content_hashes: Sequence[str]
+                           ) -> dict[str, bytes]:
+        found: dict[str, bytes] = {}
+        hashes = list(dict.fromkeys(content_hashes))
+        for start in range(0, len(hashes), 500):
+            part = hashes[start:start + 500]
+            with self._lock:
+                found.update(self._conn.execute(
+                    f"{SELECT_VECTORS_BY_CONTENT}{_in(len(part))}", [model_id, *part]
+                ).fetchall())
+        return found
+
+    def append_vectors(self, model_id: str, rows: Sequence[tuple[int, bytes]]) -> None:
+        with self._lock:
+            self._conn.executemany(INSERT_VECTOR, [(model_id, pid, blob) for pid, blob in rows])
+            self._conn.execute(BUMP_STATE, ("vectors",))
+
+    def drop_vectors(self, model_id: str) -> int:
+        with self._lock:
+            count = self._conn.execute(DELETE_VECTORS, (model_id,)).rowcount
+            self._conn.execute(BUMP_STATE, ("vectors",))
+        return int(count)
+
+    def _matrix(self, model_id: str) -> _Matrix:
+        import numpy as np
+
+        cache: dict[str, _Matrix] | None = getattr(self, "_retrieval_matrices", None)
+        if cache is None:
+            cache = {}
+            self._retrieval_matrices = cache
+        generation = self._state("vectors")
+        matrix = cache.get(model_id)
+        if matrix is not None and matrix.generation == generation:
+            return matrix
+        rows = self._conn.execute(SELECT_MATRIX, (model_id,)).fetchall()
+        if rows:
+            dims = len(rows[0][2]) // 4
+            data = np.frombuffer(b"".join(r[2] for r in rows), dtype="<f4").reshape(-1, dims)
+            passage_ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            claim_ids = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
+        else:
+            data = np.zeros((0, 0), dtype=np.float32)
+            passage_ids = claim_ids = np.zeros(0, dtype=np.int64)
+        matrix = cache[model_id] = _Matrix(generation, passage_ids, claim_ids,
+                                           np.ascontiguousarray(data, dtype=np.float32))
+        return matrix
+
+    def _claim_mask(self, matrix: _Matrix, query: CandidateQuery) -> npt.NDArray[np.bool_] | None:
+        import numpy as np
+
+        if query.filtered:
+            ids = [r[0] for r in self._conn.execute(SELECT_ADMISSIBLE,
+                                                    self._filter_params(query))]
+        elif query.scope is not None:
+            ids = [r[0] for r in self._conn.execute(SELECT_SCOPED_CLAIMS,
+                                                    {"scope": query.scope.key})]
+        else:
+            return None
+        allowed: npt.NDArray[np.bool_] = np.isin(matrix.claim_ids,
+                                                  np.asarray(ids, dtype=np.int64))
+        return allowed
+
+    def search_vectors(self, model_id: str, vector: bytes, query: CandidateQuery
+                       ) -> list[Candidate]:
+        import numpy as np
+
+        with self._lock:
+            matrix = self._matrix(model_id)
+            if not len(matrix.passage_ids):
+                return []
+            q = np.frombuffer(vector, dtype="<f4")
+            if q.shape[0] != matrix.rows.shape[1]:
+                raise StoreError(
+                    f"a {q.shape[0]}-dimensional query cannot be compared with the "
+                    f"{matrix.rows.shape[1]}-dimensional vectors of {model_id!r}"
+                )
+            scores = matrix.rows @ q
+            mask = self._claim_mask(matrix, query)
+            if mask is not None:
+                scores = np.where(mask, scores, -np.inf)
+            limit = min(query.limit, len(scores))
+            top = np.argpartition(-scores, limit - 1)[:limit]
+            top = top[np.isfinite(scores[top])]
+            order = top[np.lexsort((matrix.passage_ids[top], -scores[top]))]
+            ids = [int(matrix.passage_ids[i]) for i in order]
+            by_id = {int(matrix.passage_ids[i]): float(scores[i]) for i in order}
+            if not ids:
+                return []
+            rows = self._conn.execute(f"{SELECT_CANDIDATES_BY_ID}{_in(len(ids))}",
+                                      ids).fetchall()
+        found = {int(row[0]): row for row in rows}
+        return [self._candidate(found[pid], by_id[pid]) for pid in ids if pid in found]
