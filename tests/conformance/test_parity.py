@@ -181,3 +181,23 @@ def test_random_histories_give_identical_evidence(pair: tuple[Vigente, Vigente])
         both(pair, "lineages")
 
     check()
+
+
+def test_names_sort_and_extreme_instants_round_trip_the_same(pair: tuple[Vigente, Vigente]) -> None:
+    """Sorting is by code point on both (not by the database's locale), and instants at the ends
+    of the representable range, with microseconds, come back unchanged."""
+    common: dict[str, Any] = {"source": "s", "now": NOW}
+    names = ["Zeta", "alpha", "Äpfel", "apfel", "上限", "a b", "a-b", "ä"]
+    for name in names:
+        for scope in (None, {"région": "Île-de-France"}, {"region": "EU"}):
+            day = {"valid_from": "2026-01-01", "known_at": "2026-01-01"}
+            both(pair, "record", name, 1, scope=scope, **day, **common)
+    assert len(both(pair, "lineages")) == 3 * len(names)
+    assert [name for name, _ in pair[0].lineages()] == sorted(names * 3)
+    first = {"valid_from": "0001-01-01", "valid_to": "0001-01-01T00:00:00.000001Z"}
+    both(pair, "record", "edge", "first", known_at="0001-01-01", **first, **common)
+    last = {"valid_from": "9999-12-31T23:59:59.999998Z"}
+    both(pair, "record", "edge", "last", known_at="2026-01-01T12:34:56.789+05:45", **last, **common)
+    both(pair, "history", "edge")
+    for t in ("0001-01-01", "9999-12-31T23:59:59.999999Z", "5000-06-15"):
+        both(pair, "evidence", "edge", valid_at=t, now=NOW)
