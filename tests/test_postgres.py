@@ -6,6 +6,7 @@ runs on both backends.
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -192,3 +193,37 @@ def test_the_documented_grants_are_enough_and_keep_the_store_append_only(
         vg.retrieval.index(embed=False, rechunk=True)  # the index is derived: it may be rebuilt
     with psycopg.connect(roles["app"]) as conn, pytest.raises(psycopg.errors.InsufficientPrivilege):
         conn.execute("DELETE FROM versions")
+
+
+def test_crossing_transactions_fail_whole_with_a_retry_hint(postgres_url: str) -> None:
+    """Two transactions that lock the same two timelines in opposite orders deadlock; the
+    server aborts one, which is rolled back as a whole and says to retry. (SQLite has one write
+    lock per database, so the same pair simply runs one after the other.)"""
+    meet = threading.Barrier(2, timeout=60)
+    outcomes: dict[str, str] = {}
+    with Vigente.open(postgres_url) as vg:
+
+        def write(name: str, first: str, second: str) -> None:
+            try:
+                day: dict[str, Any] = {"valid_from": "2026-01-01", "known_at": "2026-01-01"}
+                with vg.transaction():
+                    vg.record(first, name, source="s", now=NOW, **day)
+                    meet.wait()  # both hold their first timeline now
+                    vg.record(second, name, source="s", now=NOW, **day)
+                outcomes[name] = "committed"
+            except StoreError as exc:
+                outcomes[name] = str(exc)
+
+        threads = [
+            threading.Thread(target=write, args=("a", "x", "y")),
+            threading.Thread(target=write, args=("b", "y", "x")),
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        winner = next(name for name, outcome in outcomes.items() if outcome == "committed")
+        (loser,) = set(outcomes) - {winner}
+        assert "deadlock detected" in outcomes[loser] and "retry it" in outcomes[loser]
+        for lineage in ("x", "y"):
+            assert [v.value for v in vg.history(lineage)] == [winner]

@@ -252,6 +252,13 @@ def _hint(exc: psycopg.Error, *, migrating: bool = False) -> str:
             "grant the user SELECT and INSERT on vigente's tables and UPDATE (known_to, "
             "date_flags) on versions and precedence_rules, see docs/deployment.md"
         )
+    if isinstance(exc, pg_errors.DeadlockDetected):
+        return (
+            "another transaction was writing the same timelines in another order; this one was "
+            "rolled back as a whole: retry it"
+        )
+    if isinstance(exc, pg_errors.LockNotAvailable):
+        return "another writer held the timeline longer than lock_timeout; nothing was written"
     if isinstance(exc, pg_errors.ReadOnlySqlTransaction):
         return "the server is read-only (a standby?): point the URL at the primary"
     if isinstance(exc, pg_errors.TooManyConnections):
