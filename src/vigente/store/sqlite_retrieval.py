@@ -376,7 +376,9 @@ class SQLiteRetrieval:
                                            np.ascontiguousarray(data, dtype=np.float32))
         return matrix
 
-    def _claim_mask(self, matrix: _Matrix, query: CandidateQuery) -> npt.NDArray[np.bool_] | None:
+    def _allowed_rows(self, matrix: _Matrix, query: CandidateQuery
+                      ) -> npt.NDArray[np.int64] | None:
+        """Row numbers of the matrix whose claim passes the filter (``None``: every row)."""
         import numpy as np
 
         if query.filtered:
@@ -387,9 +389,11 @@ class SQLiteRetrieval:
                                                     {"scope": query.scope.key})]
         else:
             return None
-        allowed: npt.NDArray[np.bool_] = np.isin(matrix.claim_ids,
-                                                  np.asarray(ids, dtype=np.int64))
-        return allowed
+        allowed = np.zeros(int(matrix.claim_ids.max()) + 1, dtype=bool)
+        claim_ids = np.asarray(ids, dtype=np.int64)
+        allowed[claim_ids[claim_ids < len(allowed)]] = True
+        rows: npt.NDArray[np.int64] = np.flatnonzero(allowed[matrix.claim_ids])
+        return rows
 
     def search_vectors(self, model_id: str, vector: bytes, query: CandidateQuery
                        ) -> list[Candidate]:
@@ -405,19 +409,18 @@ class SQLiteRetrieval:
                     f"a {q.shape[0]}-dimensional query cannot be compared with the "
                     f"{matrix.rows.shape[1]}-dimensional vectors of {model_id!r}"
                 )
-            scores = matrix.rows @ q
-            mask = self._claim_mask(matrix, query)
-            if mask is not None:
-                scores = np.where(mask, scores, -np.inf)
+            rows = self._allowed_rows(matrix, query)
+            # Only the admissible rows are read: the filter is part of the scan itself.
+            scores = matrix.rows @ q if rows is None else matrix.rows[rows] @ q
+            if rows is None:
+                rows = np.arange(len(scores))
+            if not len(scores):
+                return []
             limit = min(query.limit, len(scores))
             top = np.argpartition(-scores, limit - 1)[:limit]
-            top = top[np.isfinite(scores[top])]
-            order = top[np.lexsort((matrix.passage_ids[top], -scores[top]))]
-            ids = [int(matrix.passage_ids[i]) for i in order]
-            by_id = {int(matrix.passage_ids[i]): float(scores[i]) for i in order}
-            if not ids:
-                return []
-            rows = self._conn.execute(f"{SELECT_CANDIDATES_BY_ID}{_in(len(ids))}",
-                                      ids).fetchall()
-        found = {int(row[0]): row for row in rows}
+            top = top[np.lexsort((matrix.passage_ids[rows[top]], -scores[top]))]
+            ids = [int(matrix.passage_ids[rows[i]]) for i in top]
+            by_id = {pid: float(scores[i]) for pid, i in zip(ids, top, strict=True)}
+            found = {int(row[0]): row for row in self._conn.execute(
+                f"{SELECT_CANDIDATES_BY_ID}{_in(len(ids))}", ids).fetchall()}
         return [self._candidate(found[pid], by_id[pid]) for pid in ids if pid in found]

@@ -1,0 +1,493 @@
+"""``python -m vigente.bench retrieval``: the seeds' central claim, measured on real data.
+
+1. **legalize-ee** (Estonian acts, 4,121 versions): (act, reference date) queries sampled with a
+   fixed seed across each act's history, the query being the act's title or a passage of the
+   version in force then. Top-1 is right when it is the version in force on that date, by the
+   source's own dates. Three systems on the same index: vigente (temporal filter inside
+   candidate generation), similarity only (the same ranking, no validity filter), and "latest
+   ingested" (the most similar act, answered with its most recently ingested version). Each at
+   two knowledge dates: as known on the reference date, and as known today.
+2. **SituatedQA** (temporal dev split): each question's answer timeline is a lineage of fact
+   values; every "as of DATE" question is asked with the date taken from the question.
+   Exact match against the gold answers, vigente versus similarity only.
+3. **Latency** of filtered search on the legalize-ee index (≥ 100,000 passages), lexical and
+   hybrid, p50/p99.
+
+With ``--json`` the last line of stdout is one JSON object of every figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import lzma
+import random
+import re
+import shutil
+import string
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.table import Table
+
+from vigente.api import Vigente
+from vigente.bench._util import machine, percentile
+from vigente.retrieval import (
+    MINILM,
+    Embedder,
+    MiniLMEmbedder,
+    Mode,
+    Ranked,
+    embedding_available,
+)
+from vigente.time import Instant, parse_instant, today
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+__all__ = ["BENCHMARK", "RetrievalBenchmark", "exact_match"]
+
+DATA = Path("..") / "shared" / "data"
+LEGALIZE_EE = DATA / "legalize-ee" / "versions.jsonl.xz"
+SITUATEDQA = DATA / "situatedqa" / "temp.dev.jsonl"
+SITUATEDQA_KNOWN_AT = "2021-01-01"  # the split's answers as the store learned them
+
+
+@contextmanager
+def _store(path: str | None) -> Iterator[Vigente]:
+    """A fresh SQLite store (in a temporary directory unless ``path`` is given)."""
+    folder = None
+    if path is None:
+        folder = tempfile.mkdtemp(prefix="vigente-bench-retrieval-")
+        path = str(Path(folder) / "bench.db")
+    vg = Vigente.open(path)
+    try:
+        yield vg
+    finally:
+        vg.close()
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+# -- legalize-ee ---------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class _Version:
+    act: str
+    commit: str
+    title: str
+    text: str
+    effective_from: str
+    effective_until: str | None
+    published: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Query:
+    act: str
+    date: str
+    text: str
+    kind: str  # "title" | "passage"
+    truth: str  # commit of the version in force
+    truth_published: str
+
+
+def _read_versions(path: Path, acts: int | None) -> dict[str, list[_Version]]:
+    by_act: dict[str, list[_Version]] = {}
+    with lzma.open(path, "rt", encoding="utf-8") as lines:
+        for line in lines:
+            row = json.loads(line)
+            if acts is not None and row["act"] not in by_act and len(by_act) >= acts:
+                break
+            if not row.get("effective_from") or not row.get("publication_date"):
+                continue
+            by_act.setdefault(row["act"], []).append(_Version(
+                row["act"], row["commit"], row["title"] or "", row["text"] or "",
+                row["effective_from"], row["effective_until"], row["publication_date"],
+            ))
+    return by_act
+
+
+_WORDS = re.compile(r"\S+")
+
+
+def _passage(text: str, rng: random.Random) -> str | None:
+    paragraphs = [p for p in text.split("\n\n")[1:]
+                  if not p.lstrip().startswith("#") and len(_WORDS.findall(p)) >= 8]
+    if not paragraphs:
+        return None
+    words = _WORDS.findall(rng.choice(paragraphs))
+    start = rng.randrange(0, max(1, len(words) - 20))
+    return " ".join(words[start:start + 20])
+
+
+def _sample_queries(by_act: dict[str, list[_Version]], target: int, seed: int,
+                    until: str) -> tuple[list[_Query], int]:
+    """``target`` queries or more, the same number per act, dates uniform over each act's
+    history up to ``until``; dates where the source has not exactly one version in force are
+    skipped (counted)."""
+    import datetime as dt
+
+    rng = random.Random(seed)
+    per_act = max(1, -(-target // max(1, len(by_act))))
+    queries: list[_Query] = []
+    ambiguous = 0
+    for act, versions in by_act.items():
+        first = min(v.effective_from for v in versions)
+        ends = [v.effective_until or until for v in versions]
+        last = min(max(ends), until)
+        if last < first:
+            continue
+        start, stop = dt.date.fromisoformat(first), dt.date.fromisoformat(last)
+        for _ in range(per_act):
+            day = (start + dt.timedelta(days=rng.randrange((stop - start).days + 1))).isoformat()
+            in_force = [v for v in versions if v.effective_from <= day
+                        and (v.effective_until is None or day <= v.effective_until)]
+            if len(in_force) != 1:
+                ambiguous += 1
+                continue
+            truth = in_force[0]
+            kind = rng.choice(("title", "passage"))
+            text = truth.title if kind == "title" else _passage(truth.text, rng)
+            if not text:
+                kind, text = "title", truth.title
+            queries.append(_Query(act, day, text, kind, truth.commit, truth.published))
+    return queries, ambiguous
+
+
+def _load_legalize_ee(vg: Vigente, path: Path, acts: int | None, log: Console
+                      ) -> dict[str, Any]:
+    from vigente.corpus import legalize_ee
+    from vigente.corpus.importer import import_corpus
+
+    started = time.perf_counter()
+    result = import_corpus(vg, legalize_ee.read(path), limit=acts)
+    imported = time.perf_counter() - started
+    log.print(f"legalize-ee: {result.versions_added} versions of {result.lineages} acts "
+              f"imported in {imported:.0f} s; cutting passages …")
+    started = time.perf_counter()
+    report = vg.retrieval.index(embed=False)
+    return {
+        "legalize_ee_acts": result.lineages,
+        "legalize_ee_versions": result.versions_added,
+        "legalize_ee_passages": report.passages,
+        "legalize_ee_import_s": round(imported, 1),
+        "legalize_ee_index_s": round(time.perf_counter() - started, 1),
+    }
+
+
+def _top_tie(ranked: Sequence[Ranked]) -> list[Ranked]:
+    """The candidates that share the top score (relevance cannot order them)."""
+    if not ranked:
+        return []
+    top = ranked[0].score
+    return [r for r in ranked if abs(r.score - top) <= 1e-9 * max(1.0, abs(top))]
+
+
+def _evaluate_legalize_ee(vg: Vigente, queries: list[_Query], log: Console
+                          ) -> dict[str, Any]:
+    retrieval = vg.retrieval
+    now = today()
+    by_commit: dict[str, str] = {}
+    order: dict[str, list[tuple[str, Instant]]] = {}  # act -> [(version id, published)]
+    for act in sorted({q.act for q in queries}):
+        for v in vg.documents.versions(act):
+            if v.external_id:
+                by_commit[v.external_id] = v.version_id
+            order.setdefault(act, []).append((v.version_id, v.published))
+    counts: dict[str, float] = {}
+    totals: dict[str, int] = {}
+
+    def score(key: str, value: float) -> None:
+        counts[key] = counts.get(key, 0.0) + value
+        totals[key] = totals.get(key, 0) + 1
+
+    skipped = 0
+    for n, q in enumerate(queries, start=1):
+        truth = by_commit.get(q.truth)
+        if truth is None:
+            skipped += 1  # the importer excluded that version (reported as an anomaly)
+            continue
+        t = parse_instant(q.date)
+        for setting, k in (("today", now), ("then", t)):
+            if setting == "then" and q.truth_published > q.date:
+                continue  # retroactive: not knowable on that date
+            suffix = "" if setting == "today" else "_known_then"
+            hits = retrieval.search(q.text, valid_at=t, known_at=k, k=1, mode="lexical",
+                                    now=now).hits
+            score(f"vigente{suffix}", float(bool(hits) and hits[0].version_id == truth))
+            similar = retrieval.similar(q.text, k=20, mode="lexical",
+                                        known_at=None if setting == "today" else k)
+            top = similar[0].version_id if similar else None
+            score(f"similarity{suffix}", float(top == truth))
+            tie = _top_tie(similar)
+            score(f"similarity_expected{suffix}",
+                  sum(r.version_id == truth for r in tie) / len(tie) if tie else 0.0)
+            latest = None
+            if similar:
+                act = similar[0].candidate.claim.lineage
+                if act not in order:
+                    order[act] = [(v.version_id, v.published)
+                                  for v in vg.documents.versions(act)]
+                known = [vid for vid, published in order[act] if published <= k]
+                latest = known[-1] if known else None
+            score(f"latest{suffix}", float(latest == truth))
+            if setting == "today":
+                score(f"vigente_{q.kind}", float(bool(hits) and hits[0].version_id == truth))
+                score(f"similarity_{q.kind}", float(top == truth))
+        if n % 200 == 0:
+            log.print(f"legalize-ee: {n}/{len(queries)} queries")
+
+    def fraction(key: str) -> float:
+        return round(counts.get(key, 0.0) / totals[key], 4) if totals.get(key) else 0.0
+
+    return {
+        "legalize_ee_queries": totals.get("vigente", 0),
+        "legalize_ee_queries_known_then": totals.get("vigente_known_then", 0),
+        "legalize_ee_queries_skipped": skipped,
+        "legalize_ee_top1": fraction("vigente"),
+        "legalize_ee_top1_similarity_only": fraction("similarity"),
+        "legalize_ee_top1_similarity_only_expected": fraction("similarity_expected"),
+        "legalize_ee_top1_latest": fraction("latest"),
+        "legalize_ee_top1_known_then": fraction("vigente_known_then"),
+        "legalize_ee_top1_similarity_only_known_then": fraction("similarity_known_then"),
+        "legalize_ee_top1_similarity_only_expected_known_then":
+            fraction("similarity_expected_known_then"),
+        "legalize_ee_top1_latest_known_then": fraction("latest_known_then"),
+        "legalize_ee_top1_title_queries": fraction("vigente_title"),
+        "legalize_ee_top1_passage_queries": fraction("vigente_passage"),
+        "legalize_ee_top1_similarity_only_title_queries": fraction("similarity_title"),
+        "legalize_ee_top1_similarity_only_passage_queries": fraction("similarity_passage"),
+    }
+
+
+# -- latency -------------------------------------------------------------------------------------
+class _RandomVectors:
+    """Stored vectors are random unit vectors (embedding 100,000 passages takes hours on two
+    cores); the query is embedded by the real model, so its cost is in every timing."""
+
+    def __init__(self, model: Embedder) -> None:
+        self._model = model
+
+    @property
+    def model_id(self) -> str:
+        return "bench/random-unit-384"
+
+    @property
+    def dimensions(self) -> int:
+        return self._model.dimensions
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        return self._model.embed(texts)
+
+
+def _fill_random_vectors(vg: Vigente, embedder: _RandomVectors, seed: int) -> None:
+    import numpy as np
+
+    store = vg.store
+    rng = np.random.default_rng(seed)
+    while True:
+        rows = store.passages_without_vectors(embedder.model_id, 20_000)
+        if not rows:
+            return
+        vectors = rng.standard_normal((len(rows), embedder.dimensions)).astype("<f4")
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        with store.transaction():
+            store.append_vectors(embedder.model_id, [
+                (pid, vectors[i].tobytes()) for i, (pid, _, _) in enumerate(rows)
+            ])
+
+
+def _latency(vg: Vigente, queries: list[_Query], count: int, seed: int, embed: bool,
+             log: Console) -> dict[str, Any]:
+    rng = random.Random(seed)
+    sample = [rng.choice(queries) for _ in range(count)]
+    figures: dict[str, Any] = {"latency_queries": count,
+                               "latency_passages": vg.retrieval.stats().passages}
+    modes: list[Mode] = ["lexical"]
+    if embed:
+        random_vectors = _RandomVectors(MiniLMEmbedder())
+        log.print("latency: storing random unit vectors for every passage …")
+        _fill_random_vectors(vg, random_vectors, seed)
+        vg.retrieval.use(random_vectors)
+        modes.append("hybrid")
+    def once(q: _Query, mode: Mode) -> float:
+        started = time.perf_counter_ns()
+        vg.retrieval.search(q.text, valid_at=q.date, k=10, mode=mode)
+        return (time.perf_counter_ns() - started) / 1e6
+
+    for mode in modes:
+        for q in sample[:5]:
+            once(q, mode)  # warm caches (the vector matrix is loaded once per process)
+        timings = [once(q, mode) for q in sample]
+        figures[f"search_p50_ms_{mode}"] = round(percentile(timings, 50), 2)
+        figures[f"search_p99_ms_{mode}"] = round(percentile(timings, 99), 2)
+        log.print(f"latency {mode}: p50 {figures[f'search_p50_ms_{mode}']} ms")
+    return figures
+
+
+# -- SituatedQA ----------------------------------------------------------------------------------
+def _normalize(text: str) -> str:
+    text = text.lower()
+    text = "".join(ch for ch in text if ch not in set(string.punctuation))
+    text = re.sub(r"\b(a|an|the)\b", " ", text)
+    return " ".join(text.split())
+
+
+def exact_match(predicted: object, gold: Sequence[str]) -> bool:
+    """SQuAD-style exact match: any predicted answer equals any gold answer, normalised."""
+    answers = predicted if isinstance(predicted, list) else [predicted]
+    wanted = {_normalize(g) for g in gold if g}
+    return any(isinstance(a, str) and _normalize(a) in wanted for a in answers)
+
+
+def _start(point: dict[str, Any] | None) -> str | None:
+    if not point or not point.get("year"):
+        return None
+    year, month, day = int(point["year"]), point.get("month") or 1, point.get("date") or 1
+    return f"{year:04d}-{int(month):02d}-{int(day):02d}"
+
+
+def _situatedqa(path: Path, limit: int | None, embed: bool, log: Console) -> dict[str, Any]:
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    rows = [r for r in rows if r.get("timelines")][:limit]
+    figures: dict[str, Any] = {}
+    with _store(None) as vg:
+        lineages: dict[int, str] = {}
+        with vg.transaction():
+            for row in rows:
+                timeline = row["timelines"][0]
+                cur_start = _start(timeline.get("cur_start"))
+                if cur_start is None or not timeline.get("cur_answers"):
+                    continue
+                lineage = " ".join(row["question"].split())
+                if lineage in lineages.values():
+                    lineage = f"{lineage} ({row['id']})"
+                prev_start = _start(timeline.get("prev_start"))
+                if timeline.get("prev_answers") and prev_start and prev_start < cur_start:
+                    vg.record(lineage, timeline["prev_answers"], valid_from=prev_start,
+                              valid_to=cur_start, known_at=SITUATEDQA_KNOWN_AT,
+                              source="situatedqa")
+                vg.record(lineage, timeline["cur_answers"], valid_from=cur_start,
+                          known_at=SITUATEDQA_KNOWN_AT, source="situatedqa")
+                lineages[row["id"]] = lineage
+        modes = ["lexical"]
+        if embed:
+            vg.retrieval.use(MiniLMEmbedder())
+            vg.retrieval.index()
+            modes.append("hybrid")
+        else:
+            vg.retrieval.index(embed=False)
+        pairs = [(p, row) for row in rows if row["id"] in lineages
+                 for p in row["context_answer_pairs"]]
+        log.print(f"SituatedQA: {len(lineages)} timelines, {len(pairs)} questions")
+        for mode in modes:
+            right = baseline = no_date = 0
+            for pair, _ in pairs:
+                question, gold = pair["edited_question"], pair["answers"]
+                fallback = pair["date"] if re.fullmatch(r"\d{4}", str(pair["date"])) else None
+                try:
+                    result = vg.retrieval.search(
+                        question, valid_at=f"{fallback}-12-31" if fallback else None,
+                        date_from_query=True, k=1, mode=mode,  # type: ignore[arg-type]
+                    )
+                except ValueError:
+                    no_date += 1
+                    continue
+                if result.date_phrase is None:
+                    no_date += 1
+                if result.hits and exact_match(result.hits[0].value, gold):
+                    right += 1
+                similar = vg.retrieval.similar(question, k=1, mode=mode)  # type: ignore[arg-type]
+                if similar:
+                    value = json.loads(similar[0].candidate.claim.value_json)
+                    baseline += exact_match(value, gold)
+            suffix = "" if mode == modes[-1] else f"_{mode}"
+            figures[f"situatedqa_accuracy{suffix}"] = round(right / len(pairs), 4)
+            figures[f"situatedqa_accuracy_similarity_only{suffix}"] = round(
+                baseline / len(pairs), 4)
+            figures[f"situatedqa_no_date_in_question{suffix}"] = no_date
+        figures["situatedqa_mode"] = modes[-1]
+        figures["situatedqa_questions"] = len(pairs)
+        figures["situatedqa_timelines"] = len(lineages)
+    return figures
+
+
+# -- the benchmark ---------------------------------------------------------------------------------
+def _positive(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError("must be a positive whole number")
+    return value
+
+
+class RetrievalBenchmark:
+    name = "retrieval"
+    help = "top-1 in force vs similarity only vs latest (legalize-ee), SituatedQA, latency"
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--legalize-ee", type=Path, default=LEGALIZE_EE,
+                            help=f"versions.jsonl.xz (default {LEGALIZE_EE})")
+        parser.add_argument("--situatedqa", type=Path, default=SITUATEDQA,
+                            help=f"temp.dev.jsonl (default {SITUATEDQA})")
+        parser.add_argument("--acts", type=_positive, help="only the first N acts")
+        parser.add_argument("--timelines", type=_positive,
+                            help="only the first N SituatedQA timelines")
+        parser.add_argument("--queries", type=_positive, default=1000,
+                            help="legalize-ee queries to sample (default 1000)")
+        parser.add_argument("--latency-queries", type=_positive, default=200)
+        parser.add_argument("--seed", type=int, default=20260929)
+        parser.add_argument("--no-embed", action="store_true",
+                            help="lexical only (no embedding model)")
+        parser.add_argument("--db", help="keep the legalize-ee store in this SQLite file")
+
+    def run(self, args: argparse.Namespace, log: Console) -> dict[str, Any]:
+        embed = not args.no_embed and embedding_available()
+        figures: dict[str, Any] = {"machine": machine(), "embedding_model": MINILM if embed
+                                   else None, "seed": args.seed}
+        started = time.perf_counter()
+        with _store(args.db) as vg:
+            by_act = _read_versions(args.legalize_ee, args.acts)
+            figures.update(_load_legalize_ee(vg, args.legalize_ee, args.acts, log))
+            queries, ambiguous = _sample_queries(by_act, args.queries, args.seed,
+                                                 today().isoformat())
+            figures["legalize_ee_dates_without_one_version"] = ambiguous
+            figures.update(_evaluate_legalize_ee(vg, queries, log))
+            figures.update(_latency(vg, queries, args.latency_queries, args.seed, embed, log))
+        figures.update(_situatedqa(args.situatedqa, args.timelines, embed, log))
+        figures["seconds"] = round(time.perf_counter() - started, 1)
+        return figures
+
+    def render(self, figures: dict[str, Any], console: Console) -> None:
+        table = Table(title="vigente retrieval benchmark")
+        table.add_column("measure")
+        table.add_column("vigente", justify="right")
+        table.add_column("similarity only", justify="right")
+        table.add_column("latest ingested", justify="right")
+        for label, suffix in (("legalize-ee top-1, known today", ""),
+                              ("legalize-ee top-1, known then", "_known_then")):
+            table.add_row(label, f"{figures[f'legalize_ee_top1{suffix}']:.3f}",
+                          f"{figures[f'legalize_ee_top1_similarity_only{suffix}']:.3f}",
+                          f"{figures[f'legalize_ee_top1_latest{suffix}']:.3f}")
+        table.add_row("SituatedQA exact match", f"{figures['situatedqa_accuracy']:.3f}",
+                      f"{figures['situatedqa_accuracy_similarity_only']:.3f}", "")
+        console.print(table)
+        latency = Table(title=f"filtered search latency, {figures['latency_passages']:,} "
+                              "passages")
+        latency.add_column("mode")
+        latency.add_column("p50 ms", justify="right")
+        latency.add_column("p99 ms", justify="right")
+        for mode in ("lexical", "hybrid"):
+            if f"search_p50_ms_{mode}" in figures:
+                latency.add_row(mode, str(figures[f"search_p50_ms_{mode}"]),
+                                str(figures[f"search_p99_ms_{mode}"]))
+        console.print(latency)
+
+
+BENCHMARK = RetrievalBenchmark()

@@ -1,0 +1,262 @@
+"""Time-filtered retrieval on every backend, with the real tokenizer and the real embedding
+model: the seed article's 50/80/100 MB example as documents, widening, superseded hits,
+re-embedding, facts, scopes and bad input."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from vigente import FutureKnowledgeError, InvalidInput, InvalidTime, Vigente
+from vigente.evidence.documents import NewVersion
+from vigente.retrieval import MINILM, MiniLMEmbedder
+
+L = "mail/attachments"
+NOW = "2026-09-29"
+QUERY = "upload limit for attachments"
+
+# The seed's three texts. The announcement is the most explicit about the topic, so relevance
+# alone prefers it; the older texts are short.
+V50 = "Attachments: the upload limit is 50 MB per message."
+V80 = "Attachments: the upload limit is 80 MB per message."
+V100 = ("Announcement about the upload limit for attachments: the upload limit for attachments "
+        "will be 100 MB per message. Upload limit for attachments raised to 100 MB.")
+DISTRACTORS = {
+    "security/passwords": "Passwords must be rotated every ninety days and never reused.",
+    "logs/retention": "Server logs are kept for thirty days and then deleted.",
+    "mail/quota": "Each mailbox has a storage quota of ten gigabytes.",
+    "hr/leave": "Employees have twenty-five days of paid leave per year.",
+    "it/devices": "Laptops are replaced every four years by the IT department.",
+}
+
+
+@pytest.fixture(scope="session")
+def minilm() -> MiniLMEmbedder:
+    """The real built-in model, loaded once per test session."""
+    embedder = MiniLMEmbedder()
+    embedder.embed(["warm up"])
+    return embedder
+
+
+def add(vg: Vigente, reference: str, text: str, valid_from: str, published: str,
+        lineage: str = L, **kw: Any) -> Any:
+    return vg.documents.add(
+        NewVersion(lineage_id=lineage, text=text, valid_from=valid_from, published=published,
+                   reference=reference, title="Attachment policy", **kw),
+        now=NOW,
+    )
+
+
+@pytest.fixture
+def seed(vg: Vigente) -> Iterator[tuple[Vigente, dict[int, Any]]]:
+    """50 MB from 1 January; 80 MB from 1 September, learned on 3 September; 100 MB from
+    1 October, announced on 20 September."""
+    versions = {
+        50: add(vg, "Policy 1/2026", V50, "2026-01-01", "2025-12-15", external_id="p1"),
+        80: add(vg, "Policy 2/2026", V80, "2026-09-01", "2026-09-03", external_id="p2",
+                relation="amends", predecessor="Policy 1/2026"),
+        100: add(vg, "Policy 3/2026", V100, "2026-10-01", "2026-09-20", external_id="p3",
+                 relation="amends", predecessor="Policy 2/2026"),
+    }
+    for lineage, text in DISTRACTORS.items():
+        add(vg, f"Rule of {lineage}", text, "2020-01-01", "2019-12-01", lineage=lineage)
+    yield vg, versions
+
+
+@pytest.fixture
+def hybrid(seed: tuple[Vigente, dict[int, Any]], minilm: MiniLMEmbedder
+           ) -> tuple[Vigente, dict[int, Any]]:
+    vg, versions = seed
+    vg.retrieval.use(minilm)
+    report = vg.retrieval.index()
+    assert report.model_id == MINILM and report.vectors_added == report.passages
+    return vg, versions
+
+
+def top_version(vg: Vigente, **kw: Any) -> str | None:
+    result = vg.search(QUERY, now=NOW, **kw)
+    return result.hits[0].version_id if result.hits else None
+
+
+def test_similarity_alone_picks_the_announced_text_vigente_picks_80(
+    hybrid: tuple[Vigente, dict[int, Any]]
+) -> None:
+    vg, v = hybrid
+    similar = vg.retrieval.similar(QUERY, k=3)
+    assert similar[0].version_id == v[100].version_id  # relevance alone: the future text
+    result = vg.search(QUERY, valid_at="2026-09-29", now=NOW, k=3)
+    assert result.mode == "hybrid" and result.model_id == MINILM
+    top = result.hits[0]
+    assert top.version_id == v[80].version_id and "80 MB" in top.passage
+    assert top.admission == "in_force" and top.external_id == "p2"
+    assert top.superseded_by == v[100].version_id  # announced successor, known on k
+    assert "in force from 1 September 2026" in top.citation
+    assert str(top.valid_from) == "2026-09-01" and str(top.valid_to) == "2026-10-01"
+    reasons = {e.version_id: e.reason for e in result.excluded}
+    assert reasons[v[100].version_id] == "not_yet_valid"
+    assert reasons[v[50].version_id] == "superseded"
+    assert all(h.version_id != v[100].version_id for h in result.hits)
+
+
+@pytest.mark.parametrize(
+    ("t", "k", "value"),
+    [
+        ("2026-09-29", "2026-09-29", 80),  # current
+        ("2026-08-20", "2026-09-29", 50),  # historical
+        ("2026-09-02", "2026-09-29", 80),  # retrospective: learned on 3 September
+        ("2026-09-02", "2026-09-02", 50),  # known then: the archive still showed 50
+        ("2026-10-02", "2026-09-29", 100),  # announced future
+        ("2025-12-01", "2026-09-29", None),  # missing: no version, not zero
+    ],
+)
+def test_the_seed_table_in_lexical_mode(seed: tuple[Vigente, dict[int, Any]], t: str, k: str,
+                                        value: int | None) -> None:
+    vg, v = seed
+    result = vg.search(QUERY, valid_at=t, known_at=k, now=NOW, mode="lexical")
+    assert result.mode == "lexical" and result.model_id is None
+    ours = [h for h in result.hits if h.lineage_id == L]
+    if value is None:
+        assert ours == []
+        assert {e.reason for e in result.excluded} == {"not_yet_valid"}
+    else:
+        assert ours[0].version_id == v[value].version_id
+
+
+def test_widening_returns_the_admissible_passage_below_many_out_of_time_ones(
+    vg: Vigente, minilm: MiniLMEmbedder
+) -> None:
+    # 60 announced and superseded texts that match the query better than the one in force.
+    add(vg, "Rule 0", "Attachments may be sent.", "2020-01-01", "2019-12-01", external_id="r0")
+    for n in range(1, 31):
+        add(vg, f"Old {n}", f"{QUERY} {QUERY}: limit number {n}.", f"2010-01-{n:02d}",
+            "2009-12-01", lineage=f"old/{n}", valid_to=f"2011-01-{n:02d}")
+        add(vg, f"Future {n}", f"{QUERY} {QUERY}: future limit {n}.", f"2030-01-{n:02d}",
+            "2026-01-01", lineage=f"future/{n}")
+    vg.retrieval.use(minilm)
+    vg.retrieval.index()
+    assert all(r.version_id != "r0" for r in vg.retrieval.similar(QUERY, k=40))
+    for mode in ("lexical", "semantic", "hybrid"):
+        result = vg.search(QUERY, valid_at="2026-09-29", now=NOW, k=1, mode=mode)  # type: ignore[arg-type]
+        assert [h.external_id for h in result.hits] == ["r0"], mode
+        assert result.excluded and {e.reason for e in result.excluded} <= {
+            "not_yet_valid", "no_longer_valid"}
+
+
+def test_include_superseded_marks_hits_with_their_successor(
+    seed: tuple[Vigente, dict[int, Any]]
+) -> None:
+    vg, v = seed
+    result = vg.search(QUERY, valid_at="2026-09-29", now=NOW, include_superseded=True,
+                       mode="lexical")
+    ours = {h.version_id: h for h in result.hits if h.lineage_id == L}
+    assert set(ours) == {v[50].version_id, v[80].version_id}  # never the future text
+    old = ours[v[50].version_id]
+    assert old.admission == "superseded" and old.superseded_by == v[80].version_id
+    assert old.superseded_by_label == "Policy 2/2026"
+    assert "superseded on 2026-09-01 by Policy 2/2026" in old.why
+    assert "amended on 1 September 2026 by Policy 2/2026" in old.citation
+    assert ours[v[80].version_id].admission == "in_force"
+    plain = vg.search(QUERY, valid_at="2026-09-29", now=NOW, mode="lexical")
+    assert v[50].version_id not in {h.version_id for h in plain.hits}
+
+
+def test_lexical_mode_needs_no_model(seed: tuple[Vigente, dict[int, Any]]) -> None:
+    vg, v = seed
+    report = vg.retrieval.index(embed=False)
+    assert report.model_id is None and report.vectors == {}
+    fresh = Vigente(vg.store)  # no embedder configured, no vectors stored: lexical
+    result = fresh.search("Attachments upload limit", valid_at="2026-09-29", now=NOW)
+    assert result.mode == "lexical" and result.hits[0].version_id == v[80].version_id
+    folded = fresh.search("ATTACHMENTS Úpload", valid_at="2026-09-29", now=NOW)
+    assert folded.hits[0].version_id == v[80].version_id  # case and diacritics folded
+
+
+def test_changing_the_model_re_embeds_and_searches_with_the_new_vectors(
+    hybrid: tuple[Vigente, dict[int, Any]]
+) -> None:
+    vg, v = hybrid
+    passages = vg.retrieval.stats().passages
+    other = MiniLMEmbedder(max_tokens=128)
+    vg.retrieval.use(other)
+    report = vg.retrieval.index()
+    assert report.model_id == other.model_id != MINILM
+    assert report.vectors == {MINILM: passages, other.model_id: passages}
+    assert vg.retrieval.index().vectors_added == 0  # nothing left to embed
+    result = vg.search(QUERY, valid_at="2026-09-29", now=NOW)
+    assert result.model_id == other.model_id
+    assert result.hits[0].version_id == v[80].version_id
+    assert vg.retrieval.drop_vectors(MINILM) == passages
+    assert vg.retrieval.stats().vectors == {other.model_id: passages}
+
+
+def test_a_new_version_is_searchable_without_an_explicit_index(
+    seed: tuple[Vigente, dict[int, Any]]
+) -> None:
+    vg, v = seed
+    vg.search(QUERY, valid_at="2026-09-29", now=NOW)
+    newer = add(vg, "Policy 4/2026", "Attachments: the upload limit is 90 MB per message.",
+                "2026-09-15", "2026-09-25", relation="amends", predecessor="Policy 2/2026")
+    result = vg.search(QUERY, valid_at="2026-09-29", now=NOW, mode="lexical")
+    assert [h.version_id for h in result.hits if h.lineage_id == L] == [newer.version_id]
+
+
+def test_fact_values_are_searchable_at_their_date(vg: Vigente) -> None:
+    lineage = "who won the football world cup"
+    vg.record(lineage, "Germany", valid_from="2014-07-13", valid_to="2018-07-15",
+              known_at="2020-01-01", source="wiki", now=NOW)
+    vg.record(lineage, "France", valid_from="2018-07-15", known_at="2020-01-01", source="wiki",
+              now=NOW)
+    result = vg.search("who won the world cup as of 2016", valid_at=None,
+                       date_from_query=True, now=NOW)
+    assert str(result.valid_at) == "2016-12-31" and result.date_phrase == "as of 2016"
+    assert result.matched_text == "who won the world cup"
+    (hit,) = result.hits
+    assert hit.kind == "fact" and hit.value == "Germany" and hit.external_id == "wiki"
+    assert [e.reason for e in result.excluded] == ["not_yet_valid"]
+    assert vg.search("who won the world cup", valid_at="2019-01-01", now=NOW).hits[0].value \
+        == "France"
+
+
+def test_scope_restricts_candidates(vg: Vigente) -> None:
+    for env, size in (("prod", 10), ("test", 99)):
+        vg.record("svc/upload-limit", f"upload limit {size} MB", valid_from="2026-01-01",
+                  known_at="2026-01-01", source="cfg", scope={"env": env}, now=NOW)
+    every = vg.search("upload limit", valid_at=NOW, now=NOW)
+    assert {h.scope.as_dict()["env"] for h in every.hits} == {"prod", "test"}
+    prod = vg.search("upload limit", valid_at=NOW, now=NOW, scope={"env": "prod"})
+    assert [h.value for h in prod.hits] == ["upload limit 10 MB"]
+    assert vg.search("upload limit", valid_at=NOW, now=NOW, scope=None).hits == ()
+
+
+def test_the_decision_is_recorded(seed: tuple[Vigente, dict[int, Any]]) -> None:
+    vg, v = seed
+    result = vg.retrieval.search(QUERY, valid_at="2026-09-29", now=NOW, record=True)
+    assert result.decision_id is not None
+    decision = vg.decision(result.decision_id)
+    assert decision.kind == "search" and v[80].version_id in decision.candidates
+    assert decision.payload["hits"][0]["version_id"] == result.hits[0].version_id
+
+
+def test_bad_input_is_refused_with_clear_errors(seed: tuple[Vigente, dict[int, Any]]) -> None:
+    vg, _ = seed
+    with pytest.raises(InvalidInput, match="empty"):
+        vg.search("  ", valid_at=NOW, now=NOW)
+    for k in (0, -1, 1001, True):
+        with pytest.raises(InvalidInput, match="k must be"):
+            vg.search(QUERY, valid_at=NOW, now=NOW, k=k)
+    with pytest.raises(InvalidTime, match="naive"):
+        vg.search(QUERY, valid_at="2026-09-29T10:00:00", now=NOW)
+    with pytest.raises(InvalidTime):
+        vg.search(QUERY, valid_at="29/09/2026", now=NOW)
+    with pytest.raises(FutureKnowledgeError):
+        vg.search(QUERY, valid_at=NOW, known_at="2027-01-01", now=NOW)
+    with pytest.raises(InvalidInput, match="unknown mode"):
+        vg.search(QUERY, valid_at=NOW, now=NOW, mode="fuzzy")  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match="no date"):
+        vg.search(QUERY, valid_at=None, now=NOW)
+    with pytest.raises(InvalidInput, match="no words"):
+        vg.search("?!", valid_at=NOW, now=NOW, mode="lexical")
+    with pytest.raises(InvalidInput, match="not a calendar date"):
+        vg.search("limit on 31 February 2026", valid_at=None, date_from_query=True, now=NOW)
