@@ -46,6 +46,7 @@ from vigente.retrieval import (
     Ranked,
     embedding_available,
 )
+from vigente.store.sqlite_retrieval import MATCH_BUDGET
 from vigente.time import Instant, parse_instant, today
 
 if TYPE_CHECKING:
@@ -190,7 +191,7 @@ def _top_tie(ranked: Sequence[Ranked]) -> list[Ranked]:
     return [r for r in ranked if abs(r.score - top) <= 1e-9 * max(1.0, abs(top))]
 
 
-def _evaluate_legalize_ee(vg: Vigente, queries: list[_Query], log: Console
+def _evaluate_legalize_ee(vg: Vigente, queries: list[_Query], mode: Mode, log: Console
                           ) -> dict[str, Any]:
     retrieval = vg.retrieval
     now = today()
@@ -219,10 +220,10 @@ def _evaluate_legalize_ee(vg: Vigente, queries: list[_Query], log: Console
             if setting == "then" and q.truth_published > q.date:
                 continue  # retroactive: not knowable on that date
             suffix = "" if setting == "today" else "_known_then"
-            hits = retrieval.search(q.text, valid_at=t, known_at=k, k=1, mode="lexical",
+            hits = retrieval.search(q.text, valid_at=t, known_at=k, k=1, mode=mode,
                                     now=now).hits
             score(f"vigente{suffix}", float(bool(hits) and hits[0].version_id == truth))
-            similar = retrieval.similar(q.text, k=20, mode="lexical",
+            similar = retrieval.similar(q.text, k=20, mode=mode,
                                         known_at=None if setting == "today" else k)
             top = similar[0].version_id if similar else None
             score(f"similarity{suffix}", float(top == truth))
@@ -288,20 +289,23 @@ class _RandomVectors:
 
 
 def _fill_random_vectors(vg: Vigente, embedder: _RandomVectors, seed: int) -> None:
+    """One random unit vector per distinct passage text (as real embedding reuses them)."""
     import numpy as np
 
     store = vg.store
     rng = np.random.default_rng(seed)
+    by_text: dict[str, bytes] = {}
     while True:
         rows = store.passages_without_vectors(embedder.model_id, 20_000)
         if not rows:
             return
-        vectors = rng.standard_normal((len(rows), embedder.dimensions)).astype("<f4")
-        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        for _, content_hash, _ in rows:
+            if content_hash not in by_text:
+                vector = rng.standard_normal(embedder.dimensions).astype("<f4")
+                by_text[content_hash] = (vector / np.linalg.norm(vector)).tobytes()
         with store.transaction():
-            store.append_vectors(embedder.model_id, [
-                (pid, vectors[i].tobytes()) for i, (pid, _, _) in enumerate(rows)
-            ])
+            store.append_vectors(embedder.model_id,
+                                 [(pid, by_text[content_hash]) for pid, content_hash, _ in rows])
 
 
 def _latency(vg: Vigente, queries: list[_Query], count: int, seed: int, embed: bool,
@@ -446,6 +450,11 @@ class RetrievalBenchmark:
         parser.add_argument("--no-embed", action="store_true",
                             help="lexical only (no embedding model)")
         parser.add_argument("--db", help="keep the legalize-ee store in this SQLite file")
+        parser.add_argument("--legalize-ee-mode", choices=("lexical", "hybrid"),
+                            default="lexical",
+                            help="hybrid embeds every legalize-ee passage first (slow)")
+        parser.add_argument("--exact-bm25", action="store_true",
+                            help="score every query term (no match budget; slower)")
 
     def run(self, args: argparse.Namespace, log: Console) -> dict[str, Any]:
         embed = not args.no_embed and embedding_available()
@@ -453,12 +462,21 @@ class RetrievalBenchmark:
                                    else None, "seed": args.seed}
         started = time.perf_counter()
         with _store(args.db) as vg:
+            if args.exact_bm25:
+                vg.store.match_budget = None  # type: ignore[attr-defined]
+            figures["match_budget"] = getattr(vg.store, "match_budget", MATCH_BUDGET)
             by_act = _read_versions(args.legalize_ee, args.acts)
             figures.update(_load_legalize_ee(vg, args.legalize_ee, args.acts, log))
             queries, ambiguous = _sample_queries(by_act, args.queries, args.seed,
                                                  today().isoformat())
             figures["legalize_ee_dates_without_one_version"] = ambiguous
-            figures.update(_evaluate_legalize_ee(vg, queries, log))
+            if args.legalize_ee_mode == "hybrid":
+                started_embedding = time.perf_counter()
+                vg.retrieval.use(MiniLMEmbedder())
+                vg.retrieval.index()
+                figures["legalize_ee_embed_s"] = round(time.perf_counter() - started_embedding)
+            figures["legalize_ee_mode"] = args.legalize_ee_mode
+            figures.update(_evaluate_legalize_ee(vg, queries, args.legalize_ee_mode, log))
             figures.update(_latency(vg, queries, args.latency_queries, args.seed, embed, log))
         figures.update(_situatedqa(args.situatedqa, args.timelines, embed, log))
         figures["seconds"] = round(time.perf_counter() - started, 1)

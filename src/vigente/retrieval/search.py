@@ -190,12 +190,10 @@ class Retrieval:
         ``full``); returns ``(claims, passages)`` indexed. Cheap when nothing is new."""
         store = self._store
         claims_done = passages_done = 0
+        if not full and store.pending_claims()[1] == 0:
+            return 0, 0  # up to date: a search stays a read
         with store.transaction():
             claims, cursor = store.pending_claims(full=full)
-            if not claims:
-                if cursor:
-                    store.mark_indexed(cursor)
-                return 0, 0
             documents = [c.source for c in claims if _document_claim(c)]
             texts: dict[str, DocumentVersion] = {}
             for start in range(0, len(documents), 200):
@@ -211,7 +209,8 @@ class Retrieval:
                 if store.append_passages(claim, kind, passages):
                     claims_done += 1
                     passages_done += len(passages)
-            store.mark_indexed(cursor)
+            if cursor:
+                store.mark_indexed(cursor)
         self._missing.clear()
         return claims_done, passages_done
 

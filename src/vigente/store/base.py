@@ -203,7 +203,8 @@ class Store(ABC):
     @abstractmethod
     def pending_claims(self, *, full: bool = False) -> tuple[list[Claim], int]:
         """Claims of snapshots added since the last :meth:`mark_indexed` (every claim with
-        ``full``) that have no passages yet, and the cursor to pass to :meth:`mark_indexed`."""
+        ``full``) that have no passages yet, and the cursor to pass to :meth:`mark_indexed`
+        (``0`` when no snapshot was added since: the index is up to date)."""
 
     @abstractmethod
     def mark_indexed(self, through: int) -> None:

@@ -226,7 +226,7 @@ class PostgresRetrieval:
         after = 0 if full else self._state("indexed_through")
         newest = int(self._fetch(SELECT_MAX_VERSION, ())[0][0])
         if newest <= after:
-            return [], newest
+            return [], 0
         rows = self._fetch(SELECT_PENDING, {"after": after})
         return [Claim(lineage, self._scope(key), source, value)
                 for lineage, key, source, value in rows], newest

@@ -12,8 +12,10 @@ kernel snapshot of its claim — same subject, source and value — is admissibl
 
 from __future__ import annotations
 
+import heapq
 import sqlite3
 import threading
+from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -63,7 +65,10 @@ RETRIEVAL_MIGRATIONS: list[list[str]] = [
             text, content = 'retrieval_passages', content_rowid = 'passage_id',
             tokenize = 'unicode61 remove_diacritics 2'
         )""",
-        "CREATE VIRTUAL TABLE retrieval_terms USING fts5vocab (retrieval_fts, 'row')",
+        """CREATE TABLE retrieval_terms (
+            term TEXT PRIMARY KEY,
+            df   INTEGER NOT NULL  -- passages that contain the (folded) term
+        ) WITHOUT ROWID""",
         """CREATE TABLE retrieval_vectors (
             model_id   TEXT NOT NULL,
             passage_id INTEGER NOT NULL REFERENCES retrieval_passages (passage_id),
@@ -90,18 +95,14 @@ SELECT_ADMISSIBLE = """SELECT DISTINCT cl.claim_id FROM versions v
       AND (v.valid_to > :t OR :relax) AND (:scope IS NULL OR s.scope_key = :scope)"""
 SELECT_SCOPED_CLAIMS = """SELECT cl.claim_id FROM retrieval_claims cl
     JOIN subjects s ON s.subject_id = cl.subject_id WHERE s.scope_key = :scope"""
-_LEXICAL = f"""SELECT {_CANDIDATE_COLUMNS}, -bm25(retrieval_fts) AS score
-    FROM retrieval_fts
+# Every passage matching the terms, scored once (BM25, higher is better); the temporal filter
+# and the top-N selection are applied to these rows before any passage is returned.
+SELECT_MATCHES = """SELECT p.passage_id, p.claim_id, -bm25(retrieval_fts) FROM retrieval_fts
     JOIN retrieval_passages p ON p.passage_id = retrieval_fts.rowid
-    JOIN retrieval_claims cl ON cl.claim_id = p.claim_id
-    JOIN subjects s ON s.subject_id = cl.subject_id
-    WHERE retrieval_fts MATCH :match"""
-SELECT_LEXICAL = f"""{_LEXICAL} AND (:scope IS NULL OR s.scope_key = :scope)
-    ORDER BY score DESC, p.passage_id LIMIT :limit"""
-SELECT_LEXICAL_FILTERED = f"""WITH admissible AS MATERIALIZED ({SELECT_ADMISSIBLE})
-    {_LEXICAL} AND cl.claim_id IN (SELECT claim_id FROM admissible)
-    ORDER BY score DESC, p.passage_id LIMIT :limit"""
-SELECT_TERM_COUNTS = "SELECT term, doc FROM retrieval_terms WHERE term IN "
+    WHERE retrieval_fts MATCH ?"""
+SELECT_TERM_COUNTS = "SELECT term, df FROM retrieval_terms WHERE term IN "
+UPSERT_TERM = """INSERT INTO retrieval_terms (term, df) VALUES (?, ?)
+    ON CONFLICT (term) DO UPDATE SET df = df + excluded.df"""
 SELECT_CANDIDATES_BY_ID = f"""SELECT {_CANDIDATE_COLUMNS} FROM retrieval_passages p
     JOIN retrieval_claims cl ON cl.claim_id = p.claim_id
     JOIN subjects s ON s.subject_id = cl.subject_id WHERE p.passage_id IN """
@@ -142,14 +143,19 @@ SELECT_VECTORS_BY_CONTENT = """SELECT p.content_hash, r.vector FROM retrieval_ve
 INSERT_VECTOR = """INSERT OR REPLACE INTO retrieval_vectors (model_id, passage_id, vector)
     VALUES (?, ?, ?)"""
 DELETE_VECTORS = "DELETE FROM retrieval_vectors WHERE model_id = ?"
-SELECT_MATRIX = """SELECT r.passage_id, p.claim_id, r.vector FROM retrieval_vectors r
+SELECT_MATRIX_ROWS = """SELECT r.passage_id, p.claim_id, p.content_hash FROM retrieval_vectors r
     JOIN retrieval_passages p ON p.passage_id = r.passage_id
     WHERE r.model_id = ? ORDER BY r.passage_id"""
+# One vector per distinct passage text: versions of a text share most of their passages.
+SELECT_MATRIX_VECTORS = """SELECT p.content_hash, min(r.vector) FROM retrieval_vectors r
+    JOIN retrieval_passages p ON p.passage_id = r.passage_id
+    WHERE r.model_id = ? GROUP BY p.content_hash"""
 SELECT_STATS = """SELECT (SELECT count(*) FROM retrieval_claims),
     (SELECT count(*) FROM retrieval_passages)"""
 SELECT_VECTOR_STATS = "SELECT model_id, count(*) FROM retrieval_vectors GROUP BY model_id"
 RESET = [
     "DELETE FROM retrieval_vectors",
+    "DELETE FROM retrieval_terms",
     "INSERT INTO retrieval_fts (retrieval_fts) VALUES ('delete-all')",
     "DELETE FROM retrieval_passages",
     "DELETE FROM retrieval_claims",
@@ -157,9 +163,10 @@ RESET = [
     "UPDATE retrieval_state SET value = value + 1 WHERE key = 'vectors'",
 ]
 
-#: Terms in more than this share of passages carry almost no BM25 weight (FTS5 clamps their
-#: IDF to a tiny constant) but cost a scan of most of the index: they are left out of the match.
-COMMON_TERM_SHARE = 0.5
+#: BM25 costs time in proportion to the rows that match any query term. The match keeps the
+#: rarest terms whose postings add up to at most this many rows (at least the rarest term);
+#: the terms left out are the most common ones, with the lowest IDF. ``None``: every term.
+MATCH_BUDGET = 8_000
 
 
 def _in(n: int) -> str:
@@ -172,12 +179,15 @@ def _match_expression(terms: Sequence[str]) -> str:
 
 
 class _Matrix:
-    """The vectors of one model in memory: passage ids, their claim ids, unit rows."""
+    """The vectors of one model in memory: one row per distinct passage text (``rows``), and
+    for every passage its id, its claim id and the row of its text (``text_rows``)."""
 
-    def __init__(self, generation: int, passage_ids: Any, claim_ids: Any, rows: Any) -> None:
+    def __init__(self, generation: int, passage_ids: Any, claim_ids: Any, text_rows: Any,
+                 rows: Any) -> None:
         self.generation = generation
         self.passage_ids = passage_ids
         self.claim_ids = claim_ids
+        self.text_rows = text_rows
         self.rows = rows
 
 
@@ -230,7 +240,7 @@ class SQLiteRetrieval:
             after = 0 if full else self._state("indexed_through")
             newest = int(self._conn.execute(SELECT_MAX_VERSION).fetchone()[0])
             if newest <= after:
-                return [], newest
+                return [], 0
             rows = self._conn.execute(SELECT_PENDING, {"after": after}).fetchall()
         claims = [Claim(lineage, self._scope(key), source, value)
                   for lineage, key, source, value, _ in rows]
@@ -255,12 +265,15 @@ class SQLiteRetrieval:
             (claim_id,) = self._conn.execute(
                 SELECT_CLAIM_ID, (subject, claim.source, claim.value_hash)
             ).fetchone()
+            df: Counter[str] = Counter()
             for passage in passages:
                 pid = self._conn.execute(
                     INSERT_PASSAGE, (claim_id, passage.position, passage.content_hash,
                                      passage.text)
                 ).lastrowid
                 self._conn.execute(INSERT_FTS, (pid, passage.text))
+                df.update(set(passage.search_text.split()))
+            self._conn.executemany(UPSERT_TERM, df.items())
             self._conn.execute(ADD_STATE, (len(passages), "passages"))
         return True
 
@@ -299,28 +312,77 @@ class SQLiteRetrieval:
 
     # -- lexical -------------------------------------------------------------------------------
     def _useful_terms(self, terms: Sequence[str]) -> list[str]:
-        """Drop terms found in most passages (see COMMON_TERM_SHARE), unless all are."""
-        total = self._state("passages")
-        counts = dict(self._conn.execute(
+        """The rarest terms within :data:`MATCH_BUDGET` (terms not in the index match
+        nothing and are left out)."""
+        budget: int | None = getattr(self, "match_budget", MATCH_BUDGET)
+        counts: dict[str, int] = dict(self._conn.execute(
             f"{SELECT_TERM_COUNTS}{_in(len(terms))}", list(terms)
         ).fetchall())
-        useful = [t for t in terms if counts.get(t, 0) <= COMMON_TERM_SHARE * total]
-        return useful or list(terms)
+        chosen: list[str] = []
+        total = 0
+        for term in sorted(counts, key=lambda t: (counts[t], t)):
+            if budget is not None and chosen and total + counts[term] > budget:
+                break
+            chosen.append(term)
+            total += counts[term]
+        return chosen
+
+    def _generation(self) -> tuple[int, int]:
+        """Changes since the connection opened, own and other connections'."""
+        other = int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+        return self._conn.total_changes, other
+
+    def _matches(self, terms: Sequence[str]) -> list[tuple[int, int, float]]:
+        """``(passage_id, claim_id, score)`` of every passage matching the terms; the last
+        result is kept, so the filtered ranking and the baseline share one scoring pass."""
+        key = (tuple(terms), self._generation())
+        cached: tuple[Any, list[tuple[int, int, float]]] | None = getattr(
+            self, "_match_cache", None)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        rows = self._conn.execute(SELECT_MATCHES, (_match_expression(terms),)).fetchall()
+        self._match_cache = (key, rows)
+        return rows
+
+    def _admissible(self, query: CandidateQuery) -> set[int]:
+        """Claim ids with a snapshot that passes the query's filter (kept for the next call
+        with the same filter while nothing changes)."""
+        if query.filtered:
+            params = self._filter_params(query)
+            key: tuple[Any, ...] = ("t", *sorted(params.items()), self._generation())
+            sql, bound = SELECT_ADMISSIBLE, params
+        else:
+            assert query.scope is not None
+            key = ("scope", query.scope.key, self._generation())
+            sql, bound = SELECT_SCOPED_CLAIMS, {"scope": query.scope.key}
+        cached: tuple[Any, set[int]] | None = getattr(self, "_admissible_cache", None)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        ids = {int(r[0]) for r in self._conn.execute(sql, bound)}
+        self._admissible_cache = (key, ids)
+        return ids
+
+    def _candidates_by_id(self, scored: Sequence[tuple[int, float]]) -> list[Candidate]:
+        ids = [pid for pid, _ in scored]
+        if not ids:
+            return []
+        found = {int(row[0]): row for row in self._conn.execute(
+            f"{SELECT_CANDIDATES_BY_ID}{_in(len(ids))}", ids).fetchall()}
+        return [self._candidate(found[pid], score) for pid, score in scored if pid in found]
 
     def search_lexical(self, terms: Sequence[str], query: CandidateQuery) -> list[Candidate]:
         if not terms:
             return []
         with self._lock:
-            params: dict[str, Any] = {"limit": query.limit}
-            if query.filtered:
-                params.update(self._filter_params(query))
-                sql = SELECT_LEXICAL_FILTERED
-            else:
-                params["scope"] = None if query.scope is None else query.scope.key
-                sql = SELECT_LEXICAL
-            params["match"] = _match_expression(self._useful_terms(terms))
-            rows = self._conn.execute(sql, params).fetchall()
-        return [self._candidate(row, row[10]) for row in rows]
+            useful = self._useful_terms(terms)
+            if not useful:
+                return []
+            rows = self._matches(useful)
+            if query.filtered or query.scope is not None:
+                allowed = self._admissible(query)
+                rows = [r for r in rows if r[1] in allowed]
+            top = heapq.nsmallest(query.limit, rows, key=lambda r: (-r[2], r[0]))
+            return self._candidates_by_id([(pid, score) for pid, _, score in top])
 
     # -- vectors -------------------------------------------------------------------------------
     def passages_without_vectors(self, model_id: str, limit: int
@@ -363,16 +425,22 @@ class SQLiteRetrieval:
         matrix = cache.get(model_id)
         if matrix is not None and matrix.generation == generation:
             return matrix
-        rows = self._conn.execute(SELECT_MATRIX, (model_id,)).fetchall()
-        if rows:
-            dims = len(rows[0][2]) // 4
-            data = np.frombuffer(b"".join(r[2] for r in rows), dtype="<f4").reshape(-1, dims)
-            passage_ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-            claim_ids = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
+        passages = self._conn.execute(SELECT_MATRIX_ROWS, (model_id,)).fetchall()
+        vectors = self._conn.execute(SELECT_MATRIX_VECTORS, (model_id,)).fetchall()
+        if passages:
+            dims = len(vectors[0][1]) // 4
+            position = {content_hash: i for i, (content_hash, _) in enumerate(vectors)}
+            data = np.frombuffer(b"".join(v for _, v in vectors), dtype="<f4").reshape(-1, dims)
+            passage_ids = np.fromiter((r[0] for r in passages), dtype=np.int64,
+                                      count=len(passages))
+            claim_ids = np.fromiter((r[1] for r in passages), dtype=np.int64,
+                                    count=len(passages))
+            text_rows = np.fromiter((position[r[2]] for r in passages), dtype=np.int64,
+                                    count=len(passages))
         else:
             data = np.zeros((0, 0), dtype=np.float32)
-            passage_ids = claim_ids = np.zeros(0, dtype=np.int64)
-        matrix = cache[model_id] = _Matrix(generation, passage_ids, claim_ids,
+            passage_ids = claim_ids = text_rows = np.zeros(0, dtype=np.int64)
+        matrix = cache[model_id] = _Matrix(generation, passage_ids, claim_ids, text_rows,
                                            np.ascontiguousarray(data, dtype=np.float32))
         return matrix
 
@@ -381,14 +449,9 @@ class SQLiteRetrieval:
         """Row numbers of the matrix whose claim passes the filter (``None``: every row)."""
         import numpy as np
 
-        if query.filtered:
-            ids = [r[0] for r in self._conn.execute(SELECT_ADMISSIBLE,
-                                                    self._filter_params(query))]
-        elif query.scope is not None:
-            ids = [r[0] for r in self._conn.execute(SELECT_SCOPED_CLAIMS,
-                                                    {"scope": query.scope.key})]
-        else:
+        if not query.filtered and query.scope is None:
             return None
+        ids = list(self._admissible(query))
         allowed = np.zeros(int(matrix.claim_ids.max()) + 1, dtype=bool)
         claim_ids = np.asarray(ids, dtype=np.int64)
         allowed[claim_ids[claim_ids < len(allowed)]] = True
@@ -409,18 +472,17 @@ class SQLiteRetrieval:
                     f"a {q.shape[0]}-dimensional query cannot be compared with the "
                     f"{matrix.rows.shape[1]}-dimensional vectors of {model_id!r}"
                 )
+            # One dot product per distinct text, then the filter picks the admissible
+            # passages before the top-N is taken.
+            text_scores = matrix.rows @ q
             rows = self._allowed_rows(matrix, query)
-            # Only the admissible rows are read: the filter is part of the scan itself.
-            scores = matrix.rows @ q if rows is None else matrix.rows[rows] @ q
             if rows is None:
-                rows = np.arange(len(scores))
+                rows = np.arange(len(matrix.passage_ids))
+            scores = text_scores[matrix.text_rows[rows]]
             if not len(scores):
                 return []
             limit = min(query.limit, len(scores))
             top = np.argpartition(-scores, limit - 1)[:limit]
             top = top[np.lexsort((matrix.passage_ids[rows[top]], -scores[top]))]
-            ids = [int(matrix.passage_ids[rows[i]]) for i in top]
-            by_id = {pid: float(scores[i]) for pid, i in zip(ids, top, strict=True)}
-            found = {int(row[0]): row for row in self._conn.execute(
-                f"{SELECT_CANDIDATES_BY_ID}{_in(len(ids))}", ids).fetchall()}
-        return [self._candidate(found[pid], by_id[pid]) for pid in ids if pid in found]
+            return self._candidates_by_id(
+                [(int(matrix.passage_ids[rows[i]]), float(scores[i])) for i in top])
