@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vigente import Vigente, VigenteError
@@ -165,7 +165,8 @@ def test_random_histories_give_identical_evidence(pair: tuple[Vigente, Vigente])
     # both backends see the same writes in the same order, so their write ids stay in step.
     counter = itertools.count()
 
-    @settings(max_examples=25, deadline=None)
+    # A database round trip per step: slow next to data generation, by design.
+    @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(statements())
     def check(stmts: list[dict[str, Any]]) -> None:
         lineage = f"parity/{next(counter)}"

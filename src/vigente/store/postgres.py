@@ -315,7 +315,16 @@ class PostgresStore(PostgresRecords, PostgresRetrieval, Store):
             name="vigente",
             open=False,
         )
-        self._pool.open()
+        try:
+            # Connect now, not in the pool's background threads: a bad URL or a full server is
+            # reported here, and later calls never wait for the pool's first connection.
+            self._pool.open(wait=True, timeout=timeout)
+        except psycopg.Error as exc:
+            self._pool.close()
+            raise StoreError(
+                f"cannot connect to PostgreSQL database {self.url!r} ({_diagnostic(exc)}): "
+                f"{_hint(exc)}"
+            ) from None
 
     # -- lifecycle -------------------------------------------------------------------------
     def _migrate(self, url: str, kwargs: dict[str, Any]) -> None:
