@@ -34,7 +34,7 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 bench: $(STAMP)
-	$(BIN)/python -m vigente.bench kernel
+	$(BIN)/python -m vigente.bench all
 
 clean:
 	rm -rf $(VENV) demo.db demo.db-wal demo.db-shm .pytest_cache .mypy_cache .ruff_cache

@@ -5,6 +5,7 @@ Every surface (CLI, HTTP, MCP, inspector) calls these methods and holds no logic
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -33,7 +34,7 @@ from vigente.kernel.values import JSONValue, Scope, canonical_json, check_name
 from vigente.kernel.versions import PrecedenceRule, Version
 from vigente.retrieval.search import ALL_SCOPES, ScopeArg
 from vigente.store import Store, Write, open_store
-from vigente.time import Instant, TimeLike, current_instant, to_instant
+from vigente.time import Instant, TimeLike, current_instant, parse_instant, to_instant
 
 if TYPE_CHECKING:
     from vigente.evidence.review import ReviewQueue
@@ -68,6 +69,13 @@ class _ImportLine(BaseModel):
     valid_from: str
     valid_to: str | None = None
     known_at: str
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_instant(text: str, default_zone: str | None) -> Instant:
+    """:func:`parse_instant`, remembered: imports and questions repeat the same few dates, and an
+    instant is immutable (a string that does not parse raises every time, and is not kept)."""
+    return parse_instant(text, default_zone=default_zone)
 
 
 class Vigente:
@@ -160,6 +168,8 @@ class Vigente:
             yield
 
     def _instant(self, value: TimeLike) -> Instant:
+        if isinstance(value, str):
+            return _parse_instant(value, self.default_zone)
         return to_instant(value, default_zone=self.default_zone)
 
     # -- writes ----------------------------------------------------------------------------
@@ -309,8 +319,11 @@ class Vigente:
         candidates = self.store.candidates(lineage, the_scope, t, k)
         earlier = None
         if t < k and not t.same_moment(k) and k.same_moment(current):
-            # Needed to tell "retrospective" (a late-learned change) from "historical".
-            earlier = self.store.candidates(lineage, the_scope, t, t)
+            # Needed to tell "retrospective" (a late-learned change) from "historical": the
+            # values admissible at (t, t). Those rows are valid at t with a non-empty known
+            # interval, and the candidates at any k already hold every such row, so no second
+            # query is needed (decide() filters them at (t, t)).
+            earlier = candidates
         rules = self.store.precedence_rules(lineage, the_scope)
         rules += self.store.precedence_rules(None, the_scope)
         evidence = decide(lineage, the_scope, t, k, current, candidates, rules, earlier)

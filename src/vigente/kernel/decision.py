@@ -6,7 +6,7 @@ the same inputs always give the same evidence (DESIGN.md invariants 2 and 3).
 
 from __future__ import annotations
 
-from dataclasses import replace
+from typing import Any
 
 from vigente.kernel.evidence import (
     Evidence,
@@ -37,24 +37,54 @@ def status_of(distinct_values: int) -> Status:
     return Status.SUPPORTED if distinct_values == 1 else Status.CONFLICT
 
 
-def _successor(
-    row: Version, reason: ExclusionReason, pool: list[Version], t: Instant, k: Instant
-) -> str | None:
-    """The snapshot that replaced ``row``: on the knowledge axis, the one written when it was
-    closed (preferring one valid at ``t``); on the validity axis, the next period known at ``k``."""
-    same = [v for v in pool if v.source == row.source and v.scope == row.scope and v is not row]
-    if reason is ExclusionReason.NO_LONGER_KNOWN:
-        written = [v for v in same if v.known_from == row.known_to]
-        for v in written:
-            if v.valid_at(t):
-                return v.version_id
-        return written[0].version_id if written else None
-    if reason is ExclusionReason.NO_LONGER_VALID and row.valid_to is not None:
-        end = row.valid_to
-        later = [v for v in same if v.known_at(k) and v.valid_from >= end]
-        if later:
-            return min(later, key=lambda v: (v.valid_from, v.version_id)).version_id
-    return None
+class _Successors:
+    """The snapshot that replaced an excluded row: on the knowledge axis, the one written when
+    it was closed (preferring one valid at ``t``); on the validity axis, the next period known at
+    ``k``. Only rows of the same source and scope count. The pool is indexed once, so deciding
+    over ``n`` candidates stays linear instead of comparing every pair."""
+
+    def __init__(self, pool: list[Version], t: Instant, k: Instant) -> None:
+        self._pool = pool
+        self._t = t
+        self._k = k
+        self._by_known_from: dict[int, list[Version]] | None = None
+        self._known_at_k: list[Version] | None = None
+
+    def of(self, row: Version, reason: ExclusionReason) -> str | None:
+        if reason is ExclusionReason.NO_LONGER_KNOWN:
+            assert row.known_to is not None
+            index = self._by_known_from
+            if index is None:
+                index = self._by_known_from = {}
+                for v in self._pool:
+                    index.setdefault(v.known_from.micros, []).append(v)
+            first = None
+            for v in index.get(row.known_to.micros, ()):
+                if v is not row and v.source == row.source and _same_scope(v, row):
+                    if v.valid_at(self._t):
+                        return v.version_id
+                    if first is None:
+                        first = v.version_id
+            return first
+        if reason is ExclusionReason.NO_LONGER_VALID and row.valid_to is not None:
+            if self._known_at_k is None:
+                self._known_at_k = [v for v in self._pool if v.known_at(self._k)]
+            end = row.valid_to.micros
+            later = [
+                v
+                for v in self._known_at_k
+                if v.valid_from.micros >= end
+                and v is not row
+                and v.source == row.source
+                and _same_scope(v, row)
+            ]
+            if later:
+                return min(later, key=lambda v: (v.valid_from.micros, v.version_id)).version_id
+        return None
+
+
+def _same_scope(a: Version, b: Version) -> bool:
+    return a.scope is b.scope or a.scope == b.scope
 
 
 def interpretation_for(
@@ -97,12 +127,13 @@ def decide(
     """Turn the store's candidate rows into evidence (a pure function of its inputs)."""
     admitted: list[Version] = []
     excluded: list[Exclusion] = []
+    successors = _Successors(candidates, t, k)
     for row in candidates:
         reason = admissibility(row, scope, t, k)
         if reason is None:
             admitted.append(row)
         else:
-            excluded.append(Exclusion(row, reason, _successor(row, reason, candidates, t, k)))
+            excluded.append(Exclusion(row, reason, successors.of(row, reason)))
     values = _distinct(admitted)
     status = status_of(len(values))
     outcome = None
@@ -116,7 +147,7 @@ def decide(
         earlier_values = _distinct([v for v in earlier if admissibility(v, scope, t, t) is None])
     admitted_t = tuple(admitted)
     interpretation = interpretation_for(status, admitted_t, t, k, now, earlier_values, values)
-    evidence = Evidence(
+    fields: dict[str, Any] = dict(
         lineage=lineage,
         scope=scope,
         valid_at=t,
@@ -127,11 +158,12 @@ def decide(
         interpretation=interpretation,
         admitted=admitted_t,
         excluded=tuple(excluded),
-        statement="",
         precedence=outcome,
         earlier_values=earlier_values,
     )
-    return replace(evidence, statement=statement_for(evidence))
+    # The statement words the evidence itself; building the value twice is cheaper than
+    # dataclasses.replace().
+    return Evidence(statement=statement_for(Evidence(statement="", **fields)), **fields)
 
 
 def _apply_precedence(

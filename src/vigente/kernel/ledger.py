@@ -49,8 +49,9 @@ def apply_write(store: Store, write: Write) -> WriteResult:
     with store.transaction():
         store.lock_timeline(write.lineage, write.scope, write.source)
         _check_knowledge(store, write)
-        current = store.current_versions(write.lineage, write.scope, write.source)
-        touched = [v for v in current if v.valid.overlaps(period)]
+        touched = store.current_versions_overlapping(
+            write.lineage, write.scope, write.source, period
+        )
         if write.op == "record" and _already_says(touched, write, period):
             return WriteResult(None, (), ())
         if write.op == "retract" and not touched:

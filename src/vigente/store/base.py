@@ -23,7 +23,7 @@ from vigente.evidence.records import (
 from vigente.kernel.decisions import Decision
 from vigente.kernel.values import Scope
 from vigente.kernel.versions import PrecedenceRule, Version
-from vigente.time import Instant
+from vigente.time import Instant, Interval
 
 if TYPE_CHECKING:
     from vigente.retrieval.records import (
@@ -89,6 +89,14 @@ class Store(ABC):
     @abstractmethod
     def current_versions(self, lineage: str, scope: Scope, source: str) -> list[Version]:
         """Versions of the timeline whose known interval is still open."""
+
+    def current_versions_overlapping(
+        self, lineage: str, scope: Scope, source: str, valid: Interval
+    ) -> list[Version]:
+        """The versions of :meth:`current_versions` whose valid interval overlaps ``valid``,
+        in the same order: the only ones a write over ``valid`` changes. Backends may answer
+        this with an indexed query; the default filters :meth:`current_versions`."""
+        return [v for v in self.current_versions(lineage, scope, source) if v.valid.overlaps(valid)]
 
     @abstractmethod
     def append_versions(self, versions: Sequence[Version]) -> None:

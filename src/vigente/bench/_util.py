@@ -1,0 +1,62 @@
+"""Small helpers shared by the benchmarks: percentiles, a clock, the machine description."""
+
+from __future__ import annotations
+
+import math
+import os
+import platform
+import sqlite3
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+__all__ = ["clock_ms", "machine", "percentile", "rate", "ratio"]
+
+
+def percentile(samples: Sequence[float], q: float) -> float:
+    """The nearest-rank ``q``-th percentile (0 < q <= 100) of ``samples``."""
+    if not samples:
+        raise ValueError("no samples")
+    ordered = sorted(samples)
+    rank = max(1, math.ceil(q / 100 * len(ordered)))
+    return ordered[rank - 1]
+
+
+def clock_ms(call: Callable[[], object]) -> tuple[float, object]:
+    """Run ``call`` once; return the elapsed wall time in milliseconds and its result."""
+    start = time.perf_counter_ns()
+    result = call()
+    return (time.perf_counter_ns() - start) / 1e6, result
+
+
+def ratio(numerator: float, denominator: float) -> float:
+    """``numerator / denominator`` rounded for a report (0 when the denominator is 0)."""
+    return round(numerator / denominator, 1) if denominator > 0 else 0.0
+
+
+def rate(count: int, seconds: float) -> float:
+    """Items per second, rounded."""
+    return round(count / seconds, 1) if seconds > 0 else 0.0
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def machine() -> dict[str, Any]:
+    """What the figures were measured on."""
+    return {
+        "cpus": os.cpu_count(),
+        "cpu": _cpu_model(),
+        "python": sys.version.split()[0],
+        "sqlite": sqlite3.sqlite_version,
+        "platform": platform.platform(),
+    }
