@@ -260,3 +260,22 @@ def test_bad_input_is_refused_with_clear_errors(seed: tuple[Vigente, dict[int, A
         vg.search("?!", valid_at=NOW, now=NOW, mode="lexical")
     with pytest.raises(InvalidInput, match="not a calendar date"):
         vg.search("limit on 31 February 2026", valid_at=None, date_from_query=True, now=NOW)
+
+
+def test_collapsing_repeated_passages_widens_the_pool(vg: Vigente) -> None:
+    # 50 versions of one lineage repeat the best-matching passage; with superseded versions
+    # included they collapse into one hit, so the pool is widened to find the second one.
+    previous = None
+    for n in range(50):
+        version = add(vg, f"Rev {n}", f"## Limit\n\n{QUERY} {QUERY}.\n\n## Rev\n\nNumber {n}.",
+                      f"2020-{1 + n // 28:02d}-{1 + n % 28:02d}", "2019-12-01",
+                      lineage="mail/revisions",
+                      **({"relation": "amends", "predecessor": previous} if previous else {}))
+        previous = version.external_id or f"Rev {n}"
+    other = add(vg, "Other", "Attachments of invoices are archived.", "2020-01-01",
+                "2019-12-01", lineage="billing/invoices")
+    result = vg.search(QUERY, valid_at="2024-01-01", now=NOW, k=2, mode="lexical",
+                       include_superseded=True)
+    assert [h.lineage_id for h in result.hits] == ["mail/revisions", "billing/invoices"]
+    assert result.hits[0].admission == "in_force" and result.hits[0].passage_index == 0
+    assert result.hits[1].version_id == other.version_id

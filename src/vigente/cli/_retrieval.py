@@ -12,7 +12,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from vigente.cli._app import cli, console, open_store, parse_scope, scope_option
-from vigente.retrieval import ALL_SCOPES, BUILTIN_MODELS, MINILM, SearchResult, builtin_embedder
+from vigente.retrieval import (
+    ALL_SCOPES,
+    BUILTIN_MODELS,
+    MINILM,
+    SearchResult,
+    builtin_embedder,
+    embedding_available,
+)
 from vigente.retrieval.search import MODES
 
 
@@ -96,8 +103,9 @@ def search(ctx: click.Context, text: str, valid_at: str | None, known_at: str | 
 
 
 @cli.command()
-@click.option("--embed/--no-embed", default=True, show_default=True,
-              help="Embed passages that have no vector for the model (when it is installed).")
+@click.option("--embed/--no-embed", default=None,
+              help="Embed passages that have no vector for the model (default: when "
+                   "vigente[embed] is installed).")
 @click.option("--model", "model_id", default=MINILM, show_default=True,
               type=click.Choice(sorted(BUILTIN_MODELS)), help="Embedding model.")
 @click.option("--rechunk", is_flag=True, help="Forget every passage and vector and cut again.")
@@ -105,12 +113,16 @@ def search(ctx: click.Context, text: str, valid_at: str | None, known_at: str | 
               help="Forget the vectors of a model no longer used (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.pass_context
-def index(ctx: click.Context, embed: bool, model_id: str, rechunk: bool,
+def index(ctx: click.Context, embed: bool | None, model_id: str, rechunk: bool,
           drop_model: tuple[str, ...], as_json: bool) -> None:
     """Cut passages for new versions and facts, and embed them (a progress bar on stderr)."""
     vg = open_store(ctx)
     retrieval = vg.retrieval
     dropped = {m: retrieval.drop_vectors(m) for m in drop_model}
+    if embed is None:
+        embed = embedding_available()
+        if not embed and not as_json:
+            click.echo("note: vigente[embed] is not installed: indexing for lexical search only")
     embedder = builtin_embedder(model_id) if embed else None
     err = Console(stderr=True, highlight=False)
     with Progress(TextColumn("embedding"), BarColumn(), MofNCompleteColumn(),

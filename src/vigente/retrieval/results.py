@@ -56,7 +56,7 @@ class Hit:
             "citation": self.citation,
             "valid_from": self.valid_from.isoformat(),
             "valid_to": _iso(self.valid_to),
-            "score": round(self.score, 6),
+            "score": float(f"{self.score:.6g}"),
             "superseded_by": self.superseded_by,
             "kind": self.kind,
             "scope": self.scope.as_dict(),
