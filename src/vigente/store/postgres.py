@@ -39,7 +39,7 @@ from vigente.kernel.versions import PrecedenceRule, Version
 from vigente.store.base import Store, Write
 from vigente.store.postgres_records import RECORD_MIGRATIONS, PostgresRecords
 from vigente.store.postgres_retrieval import RETRIEVAL_MIGRATIONS, PostgresRetrieval
-from vigente.time import Instant
+from vigente.time import Instant, Interval
 
 __all__ = ["MIGRATIONS", "PostgresStore"]
 
@@ -133,6 +133,11 @@ SELECT_LATEST_KNOWLEDGE = """SELECT w.known_at, w.date_flags
     ORDER BY w.known_at DESC, w.write_id DESC LIMIT 1"""
 SELECT_CURRENT = f"""SELECT {_VERSION_COLUMNS} FROM versions v JOIN subjects s USING (subject_id)
     WHERE s.lineage = %s AND s.scope_key = %s AND v.source = %s AND v.known_to IS NULL
+    ORDER BY v.seq"""
+SELECT_CURRENT_OVERLAPPING = f"""SELECT {_VERSION_COLUMNS} FROM versions v
+    JOIN subjects s USING (subject_id)
+    WHERE s.lineage = %s AND s.scope_key = %s AND v.source = %s AND v.known_to IS NULL
+      AND v.valid && tstzrange(%s::timestamptz, %s::timestamptz, '[)')
     ORDER BY v.seq"""
 INSERT_VERSION = """INSERT INTO versions
     (version_id, subject_id, source, value, valid, known_from, known_to, date_flags)
@@ -473,6 +478,12 @@ class PostgresStore(PostgresRecords, PostgresRetrieval, Store):
     # -- versions --------------------------------------------------------------------------
     def current_versions(self, lineage: str, scope: Scope, source: str) -> list[Version]:
         return self._versions(self._fetch(SELECT_CURRENT, (lineage, scope.key, source)))
+
+    def current_versions_overlapping(
+        self, lineage: str, scope: Scope, source: str, valid: Interval
+    ) -> list[Version]:
+        params = (lineage, scope.key, source, _datetime(valid.start), _datetime(valid.end))
+        return self._versions(self._fetch(SELECT_CURRENT_OVERLAPPING, params))
 
     def append_versions(self, versions: Sequence[Version]) -> None:
         rows = [
