@@ -359,6 +359,12 @@ class Vigente:
         ]
         statements = applied = appended = closed = 0
         with self.store.transaction():
+            # Take every timeline lock up front, in one order, so that two imports touching
+            # the same timelines wait for each other instead of deadlocking.
+            for lineage, scope_key, source in sorted(
+                {(w.lineage, w.scope.key, w.source) for _, w in writes}
+            ):
+                self.store.lock_timeline(lineage, Scope.from_key(scope_key), source)
             for number, write in writes:
                 try:
                     result = apply_write(self.store, write)

@@ -64,7 +64,6 @@ class Store(ABC):
 
     # -- lifecycle -------------------------------------------------------------------------
     @abstractmethod
-    @abstractmethod
     def close(self) -> None:
         """Release connections. The store cannot be used afterwards."""
 
