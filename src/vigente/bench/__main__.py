@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -35,7 +36,12 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _stop(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)  # so that a terminated run still removes what it made
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    signal.signal(signal.SIGTERM, _stop)
     parser = _parser()
     args = parser.parse_args(argv)
     console = Console(highlight=False)

@@ -246,16 +246,9 @@ class _Rows:
         self, rows: list[tuple[Any, ...]], lineage: str = "", scope: Scope | None = None
     ) -> list[Version]:
         """Rows of _VERSION_COLUMNS; a NULL lineage or scope key is ``lineage`` / ``scope``."""
-        known = self.instants.get  # the common case inline; self.instant() builds the rest
         instant = self.instant
         result = []
         for _, version_id, name, scope_key, source, value, vf, vt, kf, kt, flags in rows:
-            vf_is_date, vt_is_date, kf_is_date, kt_is_date = (
-                flags & _VF,
-                flags >> 1 & 1,
-                flags >> 2 & 1,
-                flags >> 3 & 1,
-            )
             result.append(
                 Version(
                     version_id,
@@ -263,14 +256,10 @@ class _Rows:
                     scope if scope_key is None and scope is not None else self.scope(scope_key),
                     source,
                     value,
-                    known(vf << 1 | vf_is_date) or instant(vf, vf_is_date),
-                    None
-                    if vt >= OPEN_END
-                    else known(vt << 1 | vt_is_date) or instant(vt, vt_is_date),
-                    known(kf << 1 | kf_is_date) or instant(kf, kf_is_date),
-                    None
-                    if kt >= OPEN_END
-                    else known(kt << 1 | kt_is_date) or instant(kt, kt_is_date),
+                    instant(vf, flags & _VF),
+                    None if vt >= OPEN_END else instant(vt, flags >> 1 & 1),
+                    instant(kf, flags >> 2 & 1),
+                    None if kt >= OPEN_END else instant(kt, flags >> 3 & 1),
                 )
             )
         return result
