@@ -19,6 +19,7 @@ With ``--json`` the last line of stdout is one JSON object of every figure.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import lzma
 import random
@@ -37,7 +38,7 @@ from rich.console import Console
 from rich.table import Table
 
 from vigente.api import Vigente
-from vigente.bench._util import machine, percentile
+from vigente.bench._util import clock_ms, machine, percentile
 from vigente.retrieval import (
     MINILM,
     Embedder,
@@ -321,18 +322,23 @@ def _latency(vg: Vigente, queries: list[_Query], count: int, seed: int, embed: b
         _fill_random_vectors(vg, random_vectors, seed)
         vg.retrieval.use(random_vectors)
         modes.append("hybrid")
-    def once(q: _Query, mode: Mode) -> float:
+    def once(q: _Query, mode: Mode, explain: bool) -> float:
         started = time.perf_counter_ns()
-        vg.retrieval.search(q.text, valid_at=q.date, k=10, mode=mode)
+        vg.retrieval.search(q.text, valid_at=q.date, k=10, mode=mode, explain=explain)
         return (time.perf_counter_ns() - started) / 1e6
 
     for mode in modes:
         for q in sample[:5]:
-            once(q, mode)  # warm caches (the vector matrix is loaded once per process)
-        timings = [once(q, mode) for q in sample]
-        figures[f"search_p50_ms_{mode}"] = round(percentile(timings, 50), 2)
-        figures[f"search_p99_ms_{mode}"] = round(percentile(timings, 99), 2)
+            once(q, mode, True)  # warm caches (the vector matrix is loaded once per process)
+        for explain, suffix in ((True, ""), (False, "_without_excluded")):
+            timings = [once(q, mode, explain) for q in sample]
+            figures[f"search_p50_ms_{mode}{suffix}"] = round(percentile(timings, 50), 2)
+            figures[f"search_p99_ms_{mode}{suffix}"] = round(percentile(timings, 99), 2)
         log.print(f"latency {mode}: p50 {figures[f'search_p50_ms_{mode}']} ms")
+    if embed:
+        model = MiniLMEmbedder()
+        timings = [clock_ms(functools.partial(model.embed, [q.text]))[0] for q in sample]
+        figures["query_embedding_p50_ms"] = round(percentile(timings, 50), 2)
     return figures
 
 

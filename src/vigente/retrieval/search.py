@@ -379,6 +379,7 @@ class Retrieval:
         now: TimeLike | None = None,
         language: str = "en",
         record: bool = False,
+        explain: bool = True,
     ) -> SearchResult:
         """The ``k`` most relevant passages admissible on ``valid_at`` as known on ``known_at``.
 
@@ -389,7 +390,9 @@ class Retrieval:
         question names ("as of 2015", "in vigore al 3 marzo 2025") sets ``valid_at``
         (``valid_at`` is then the default for questions that name none). ``mode``: ``auto``
         (hybrid when vectors and the model are available, else lexical), ``lexical``,
-        ``semantic`` or ``hybrid``. ``record=True`` stores the decision.
+        ``semantic`` or ``hybrid``. ``record=True`` stores the decision. ``explain=False``
+        skips the relevance-only ranking that finds the excluded top candidates (faster;
+        ``excluded`` is then empty).
         """
         vg = self._vg
         found: QueryDate | None = None
@@ -456,7 +459,8 @@ class Retrieval:
         ranked = self._rank(terms, vector, filtered, k, used,
                             collapse if include_superseded else None)
         baseline = self._rank(terms, vector, replace(filtered, valid_at=None, known_at=None,
-                                                     include_superseded=False), k, used)
+                                                     include_superseded=False), k, used
+                              ) if explain else []
         load_snapshots([r.candidate.claim_id for r in ranked + baseline])
         builder = _Builder(self._vg, t, k_at, language, snapshots, include_superseded)
         hits, excluded = builder.build(ranked, baseline)
