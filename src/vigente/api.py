@@ -324,8 +324,7 @@ class Vigente:
             # interval, and the candidates at any k already hold every such row, so no second
             # query is needed (decide() filters them at (t, t)).
             earlier = candidates
-        rules = self.store.precedence_rules(lineage, the_scope)
-        rules += self.store.precedence_rules(None, the_scope)
+        rules = self.store.precedence_rules_for(lineage, the_scope)
         evidence = decide(lineage, the_scope, t, k, current, candidates, rules, earlier)
         if record:
             decision = new_decision("evidence", lineage, evidence.as_dict())

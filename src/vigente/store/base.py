@@ -139,6 +139,11 @@ class Store(ABC):
     def precedence_rules(self, lineage: str | None, scope: Scope) -> list[PrecedenceRule]:
         """Every rule stored for exactly ``(lineage, scope)``; ``None`` = scope-wide rules."""
 
+    def precedence_rules_for(self, lineage: str, scope: Scope) -> list[PrecedenceRule]:
+        """The rules that may resolve a conflict of ``lineage`` in ``scope``: the lineage's own,
+        then the scope-wide ones (one read per evidence; the default makes two)."""
+        return self.precedence_rules(lineage, scope) + self.precedence_rules(None, scope)
+
     @abstractmethod
     def versions_by_id(self, version_ids: Sequence[str]) -> list[Version]:
         """Kernel snapshots by id (unknown ids are skipped), in insertion order."""
