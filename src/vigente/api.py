@@ -360,10 +360,9 @@ class Vigente:
         with self.store.transaction():
             # Take every timeline lock up front, in one order, so that two imports touching
             # the same timelines wait for each other instead of deadlocking.
-            for lineage, scope_key, source in sorted(
-                {(w.lineage, w.scope.key, w.source) for _, w in writes}
-            ):
-                self.store.lock_timeline(lineage, Scope.from_key(scope_key), source)
+            timelines = {(w.lineage, w.scope, w.source) for _, w in writes}
+            for lineage, scope, source in sorted(timelines, key=lambda t: (t[0], t[1].key, t[2])):
+                self.store.lock_timeline(lineage, scope, source)
             for number, write in writes:
                 try:
                     result = apply_write(self.store, write)
