@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from vigente.bench import MODULES
-from vigente.bench.kernel import plan_lineage
+from vigente.bench._lineages import plan_lineage
 
 REQUIRED = (
     "lookup_p50_ms",

@@ -165,6 +165,7 @@ class Query:
     known_at: str | None
 
     def micros(self, now: Instant) -> tuple[int, int]:
+        """``t`` and ``k`` as integer microseconds (``k`` is ``now`` when asked as known now)."""
         k = now if self.known_at is None else parse_instant(self.known_at)
         return parse_instant(self.valid_at).micros, k.micros
 

@@ -166,10 +166,7 @@ def _scans(
     rows: list[Row], queries: list[Query], answers: list[Evidence]
 ) -> dict[str, Any]:
     now = parse_instant(NOW)
-    points = []
-    for q in queries:
-        known_at = now if q.known_at is None else parse_instant(q.known_at)
-        points.append((q.lineage, parse_instant(q.valid_at).micros, known_at.micros))
+    points = [(q.lineage, *q.micros(now)) for q in queries]
     agrees = True
     seed_samples: list[float] = []
     with _gc_paused():
