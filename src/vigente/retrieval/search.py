@@ -17,7 +17,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Final, Literal
 
 from vigente.errors import InvalidInput
@@ -27,6 +27,7 @@ from vigente.kernel.versions import Version, admissibility
 from vigente.retrieval.dates import QueryDate
 from vigente.retrieval.dates import date_from_query as _date_from_query
 from vigente.retrieval.embed import Embedder, builtin_embedder, embedding_available
+from vigente.retrieval.hits import HitBuilder, Ranked, value_text
 from vigente.retrieval.records import (
     Candidate,
     CandidateQuery,
@@ -34,7 +35,7 @@ from vigente.retrieval.records import (
     PassageRecord,
     RetrievalStats,
 )
-from vigente.retrieval.results import Excluded, Hit, IndexReport, SearchResult
+from vigente.retrieval.results import IndexReport, SearchResult
 from vigente.retrieval.text import chunk_text, fold, query_terms
 from vigente.time import Instant, TimeLike, today
 
@@ -49,7 +50,6 @@ MODES: Final = ("auto", "lexical", "semantic", "hybrid")
 MAX_K: Final = 1000
 MAX_QUERY_CHARS: Final = 10_000
 RRF_K: Final = 60  # the constant of reciprocal rank fusion (Cormack et al., 2009)
-_CLOSING = ("supersedes", "amends", "revokes")
 _END_OF_TIME: Final = Instant.from_date(_dt.date(9999, 12, 31))
 
 
@@ -69,21 +69,6 @@ class AllScopes:
 
 ALL_SCOPES: Final = AllScopes()
 ScopeArg = Scope | Mapping[str, object] | AllScopes | None
-
-
-@dataclass(frozen=True, slots=True)
-class Ranked:
-    """A candidate after fusion: its fused score and its rank in each list (1-based)."""
-
-    candidate: Candidate
-    score: float
-    lexical_rank: int | None
-    semantic_rank: int | None
-
-    @property
-    def version_id(self) -> str:
-        """The document version id (documents) or the claim's source (facts)."""
-        return self.candidate.claim.source
 
 
 def fuse(lexical: Sequence[Candidate], semantic: Sequence[Candidate], *, hybrid: bool
@@ -118,31 +103,13 @@ def _document_claim(claim: Claim) -> bool:
     return isinstance(value, dict) and value.get("document_version") == claim.source
 
 
-def _value_text(value: JSONValue) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list) and all(isinstance(v, str | int | float) for v in value):
-        return "; ".join(str(v) for v in value)
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
-
-
 def fact_text(lineage: str, value: JSONValue) -> str:
     """The searchable text of a fact value: its lineage (what it is about) and the value."""
-    return f"{lineage}: {_value_text(value)}"
+    return f"{lineage}: {value_text(value)}"
 
 
 def _passages(text: str) -> list[PassageRecord]:
     return [PassageRecord(i, piece, fold(piece)) for i, piece in enumerate(chunk_text(text))]
-
-
-def _best_snapshot(snapshots: Sequence[Version], t: Instant, k: Instant) -> Version:
-    """The snapshot that decides a claim's admissibility: admitted, else known at ``k``."""
-    def rank(s: Version) -> tuple[int, int]:
-        if admissibility(s, s.scope, t, k) is None:
-            return 0, -s.valid_from.micros
-        return (1 if s.known_at(k) else 2), -s.valid_from.micros
-
-    return min(snapshots, key=rank)
 
 
 class Retrieval:
@@ -462,7 +429,7 @@ class Retrieval:
                                                      include_superseded=False), k, used
                               ) if explain else []
         load_snapshots([r.candidate.claim_id for r in ranked + baseline])
-        builder = _Builder(self._vg, t, k_at, language, snapshots, include_superseded)
+        builder = HitBuilder(self._vg, t, k_at, language, snapshots, include_superseded)
         hits, excluded = builder.build(ranked, baseline)
         result = SearchResult(
             query=text, matched_text=matched, valid_at=t, known_at=k_at, scope=the_scope, k=k,
@@ -494,152 +461,3 @@ def _scope(scope: ScopeArg) -> Scope | None:
     if isinstance(scope, AllScopes):
         return None
     return Scope.of(scope)
-
-
-class _Builder:
-    """Turns ranked candidates into hits (with citation, successor and why) and the excluded
-    top candidates of the baseline into reasons, with a handful of batched reads."""
-
-    def __init__(self, vg: Vigente, t: Instant, k: Instant, language: str,
-                 snapshots: dict[int, list[Version]], include_superseded: bool) -> None:
-        self._vg = vg
-        self._include_superseded = include_superseded
-        self._t = t
-        self._k = k
-        self._language = language
-        self._snapshots = snapshots
-        self._docs: dict[str, DocumentVersion] = {}
-        self._successors: dict[str, DocumentVersion] = {}
-
-    def _load_documents(self, ranked: Sequence[Ranked]) -> None:
-        from vigente.evidence.documents import successors_known_at
-
-        store = self._vg.store
-        ids = sorted({r.candidate.claim.source for r in ranked if r.candidate.kind == "document"})
-        if not ids:
-            return
-        self._docs = {v.version_id: v for v in store.document_versions_by_id(ids)}
-        successors = store.document_successors(ids)
-        self._successors = successors_known_at(successors, self._k)
-        wanted = {v.predecessor_id for v in self._docs.values() if v.predecessor_id}
-        wanted |= {s.version_id for s in self._successors.values()}
-        for v in store.document_versions_by_id(sorted(wanted - set(self._docs))):
-            self._docs[v.version_id] = v
-
-    def build(self, ranked: Sequence[Ranked], baseline: Sequence[Ranked]
-              ) -> tuple[list[Hit], list[Excluded]]:
-        self._load_documents([*ranked, *baseline])
-        hits = [self._hit(rank, r) for rank, r in enumerate(ranked, start=1)]
-        admitted = {r.candidate.claim_id for r in ranked}
-        excluded: list[Excluded] = []
-        seen: set[str] = set()
-        for rank, r in enumerate(baseline, start=1):
-            if r.candidate.claim_id in admitted:
-                continue
-            entry = self._excluded(rank, r)
-            if entry is not None and entry.version_id not in seen:
-                seen.add(entry.version_id)
-                excluded.append(entry)
-        return hits, excluded
-
-    def _successor(self, version_id: str) -> DocumentVersion | None:
-        successor = self._successors.get(version_id)
-        if successor is None or successor.relation is None:
-            return None
-        return successor if successor.relation.value in _CLOSING else None
-
-    def _hit(self, rank: int, r: Ranked) -> Hit:
-        from vigente.evidence.documents import _citer
-
-        c, t, k = r.candidate, self._t, self._k
-        snapshots = self._snapshots[c.claim_id]
-        admitted = [s for s in snapshots if admissibility(s, s.scope, t, k) is None]
-        if admitted:
-            snapshot, admission = max(admitted, key=lambda s: s.valid_from), "in_force"
-        else:
-            ended = [s for s in snapshots if s.known_at(k) and s.valid_from <= t]
-            snapshot, admission = max(ended, key=lambda s: s.valid_from), "superseded"
-        span = f"from {snapshot.valid_from}" + (
-            f" until {snapshot.valid_to}" if snapshot.valid_to is not None else "")
-        known = f"known on {k} (held since {snapshot.known_from})"
-        document = self._docs.get(c.claim.source) if c.kind == "document" else None
-        value: JSONValue = None
-        successor = None
-        external_id: str | None
-        title: str | None
-        reference: str | None
-        if document is None:
-            value = json.loads(c.claim.value_json)
-            version_id, external_id, title, reference = (
-                snapshot.version_id, c.claim.source, c.claim.lineage, None)
-            citation = (f"{c.claim.lineage} = {_value_text(value)} (source {c.claim.source}, "
-                        f"valid {span}, {known})")
-            if admission == "in_force":
-                why = f"valid on {t} ({span}) and {known}"
-            else:
-                why = (f"no longer valid on {t} ({span}); returned because superseded "
-                       "versions were asked for")
-        else:
-            version_id, external_id, title, reference = (
-                document.version_id, document.external_id, document.title, document.reference)
-            successor = self._successor(document.version_id)
-            predecessor = self._docs.get(document.predecessor_id or "")
-            citation = _citer(self._language, t)(document, predecessor,
-                                                  self._successors.get(document.version_id))
-            why = self._document_why(admission, successor, span, known)
-        return Hit(
-            rank=rank, kind=c.kind, lineage_id=c.claim.lineage, scope=c.claim.scope,
-            version_id=version_id, external_id=external_id, title=title, reference=reference,
-            citation=citation, valid_from=snapshot.valid_from, valid_to=snapshot.valid_to,
-            known_from=snapshot.known_from, score=r.score,
-            superseded_by=None if successor is None else successor.version_id,
-            superseded_by_label=None if successor is None else successor.label,
-            admission=admission, why=why, passage=c.text, passage_index=c.position,
-            value=value, lexical_rank=r.lexical_rank, semantic_rank=r.semantic_rank,
-        )
-
-    def _document_why(self, admission: str, successor: DocumentVersion | None, span: str,
-                      known: str) -> str:
-        t = self._t
-        if admission == "in_force":
-            why = f"in force on {t} ({span}) and {known}"
-            if successor is not None:
-                verb = "revoked" if successor.role == "revocation" else "replaced"
-                why += (f"; {verb} from {successor.valid_from} by {successor.label}"
-                        f" (published {successor.published})")
-            return why
-        if successor is not None and successor.valid_from <= t:
-            return (f"superseded on {successor.valid_from} by {successor.label}; returned "
-                    "because superseded versions were asked for")
-        return (f"no longer in force on {t} ({span}); returned because superseded versions "
-                "were asked for")
-
-    def _excluded(self, rank: int, r: Ranked) -> Excluded | None:
-        from vigente.evidence.in_force import _document_reason
-
-        c, t, k = r.candidate, self._t, self._k
-        snapshots = self._snapshots.get(c.claim_id) or []
-        if not snapshots:
-            return None
-        best = _best_snapshot(snapshots, t, k)
-        reason = admissibility(best, best.scope, t, k)
-        if reason is None:
-            return None  # admissible, only ranked below the hits
-        if self._include_superseded and best.known_at(k) and best.valid_from <= t:
-            return None  # eligible too (an ended version), only ranked below the hits
-        document = self._docs.get(c.claim.source) if c.kind == "document" else None
-        if document is None:
-            return Excluded(version_id=best.version_id, reason=reason.value, kind=c.kind,
-                            lineage_id=c.claim.lineage, external_id=c.claim.source,
-                            title=c.claim.lineage, similarity_rank=rank,
-                            valid_from=best.valid_from, valid_to=best.valid_to,
-                            successor_id=None)
-        successor = self._successors.get(document.version_id)
-        return Excluded(
-            version_id=document.version_id,
-            reason=_document_reason(reason.value, successor, t),
-            kind="document", lineage_id=document.lineage_id,
-            external_id=document.external_id, title=document.title, similarity_rank=rank,
-            valid_from=best.valid_from, valid_to=best.valid_to,
-            successor_id=None if successor is None else successor.version_id,
-        )
