@@ -320,10 +320,8 @@ class Vigente:
         earlier = None
         if t < k and not t.same_moment(k) and k.same_moment(current):
             # Needed to tell "retrospective" (a late-learned change) from "historical": the
-            # values admissible at (t, t). Those rows are valid at t with a non-empty known
-            # interval, and the candidates at any k already hold every such row, so no second
-            # query is needed (decide() filters them at (t, t)).
-            earlier = candidates
+            # values admissible at (t, t) (decide() filters them).
+            earlier = self.store.candidates(lineage, the_scope, t, t)
         rules = self.store.precedence_rules_for(lineage, the_scope)
         evidence = decide(lineage, the_scope, t, k, current, candidates, rules, earlier)
         if record:

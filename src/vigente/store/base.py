@@ -111,8 +111,10 @@ class Store(ABC):
     ) -> list[Version]:
         """The rows that decide an answer at ``(t, k)``, in insertion order.
 
-        * every version of ``(lineage, scope)`` valid at ``t`` whose known interval is not
-          empty, whatever its knowledge (admitted, or excluded on the knowledge axis);
+        * the versions of ``(lineage, scope)`` valid at ``t`` and known at ``k`` (admitted);
+        * among versions of ``(lineage, scope)`` valid at ``t`` with a non-empty known interval,
+          those whose knowledge ended last at or before ``k`` and those learned first after
+          ``k`` (the neighbours on the knowledge axis);
         * among versions of ``(lineage, scope)`` known at ``k``, those ending nearest before
           ``t`` and those starting nearest after ``t`` (the neighbours on the validity axis);
         * versions of ``lineage`` in other scopes that are valid at ``t`` and known at ``k``.

@@ -151,11 +151,21 @@ WITH subject AS (
 ), known_at_k AS (
     SELECT seq, valid FROM versions
      WHERE subject_id = (SELECT subject_id FROM subject) AND known @> %(k)s::timestamptz
-)
-SELECT {_VERSION_COLUMNS} FROM versions v JOIN subjects s USING (subject_id) WHERE v.seq IN (
-    SELECT seq FROM versions
+), valid_at_t AS (
+    SELECT seq, known_from, known_to, known FROM versions
      WHERE subject_id = (SELECT subject_id FROM subject)
        AND valid @> %(t)s::timestamptz AND NOT isempty(known)
+)
+SELECT {_VERSION_COLUMNS} FROM versions v JOIN subjects s USING (subject_id) WHERE v.seq IN (
+    SELECT seq FROM valid_at_t WHERE known @> %(k)s::timestamptz
+    UNION ALL
+    SELECT seq FROM valid_at_t
+     WHERE known_to = (SELECT max(known_to) FROM valid_at_t
+                        WHERE known_to <= %(k)s::timestamptz)
+    UNION ALL
+    SELECT seq FROM valid_at_t
+     WHERE known_from = (SELECT min(known_from) FROM valid_at_t
+                          WHERE known_from > %(k)s::timestamptz)
     UNION ALL
     SELECT seq FROM known_at_k
      WHERE upper(valid) = (SELECT max(upper(valid)) FROM known_at_k

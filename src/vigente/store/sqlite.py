@@ -140,16 +140,28 @@ INSERT_VERSION = """INSERT INTO versions (version_id, subject_id, source, value,
 CLOSE_VERSION = f"""UPDATE versions SET known_to = ?, date_flags = (date_flags & ~{_KT}) | ?
     WHERE version_id = ? AND known_to = {OPEN_END}"""
 _SUBJECT = "(SELECT subject_id FROM subjects WHERE lineage = :lineage AND scope_key = :scope)"
-# The four groups of rows of the Store.candidates contract. They are disjoint (valid at t; ending
-# at or before t; starting after t; other scopes), so UNION ALL returns each row once. Every
+# The groups of rows of the Store.candidates contract. They are disjoint (valid at t and known
+# at k; valid at t, replaced last by k; valid at t, learned next after k; ending at or before t;
+# starting after t; other scopes), so UNION ALL returns each row once. Every
 # group is a range of versions_valid: "valid_from < :t" in the second group is implied by
 # "valid_to <= :t" and states the range; the nearest later period is found by walking the
 # index from t to the first row known at k (ORDER BY … LIMIT 1). The caller puts the few rows
 # in insertion order (rowid, the first column): cheaper than SQLite sorting each group.
+_VALID_AT_T = "valid_from <= :t AND valid_to > :t AND known_to > known_from"
 SELECT_CANDIDATES = f"""
 SELECT {_SUBJECT_COLUMNS} FROM versions v
- WHERE v.subject_id = {_SUBJECT}
-   AND v.valid_from <= :t AND v.valid_to > :t AND v.known_to > v.known_from
+ WHERE v.subject_id = {_SUBJECT} AND v.{_VALID_AT_T.replace(" AND ", " AND v.")}
+   AND v.known_from <= :k AND v.known_to > :k
+UNION ALL
+SELECT {_SUBJECT_COLUMNS} FROM versions v
+ WHERE v.subject_id = {_SUBJECT} AND v.{_VALID_AT_T.replace(" AND ", " AND v.")}
+   AND v.known_to = (SELECT MAX(known_to) FROM versions
+                      WHERE subject_id = {_SUBJECT} AND {_VALID_AT_T} AND known_to <= :k)
+UNION ALL
+SELECT {_SUBJECT_COLUMNS} FROM versions v
+ WHERE v.subject_id = {_SUBJECT} AND v.{_VALID_AT_T.replace(" AND ", " AND v.")}
+   AND v.known_from = (SELECT MIN(known_from) FROM versions
+                        WHERE subject_id = {_SUBJECT} AND {_VALID_AT_T} AND known_from > :k)
 UNION ALL
 SELECT {_SUBJECT_COLUMNS} FROM versions v
  WHERE v.subject_id = {_SUBJECT}
