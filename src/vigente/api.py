@@ -167,7 +167,9 @@ class Vigente:
         with self.store.transaction():
             yield
 
-    def _instant(self, value: TimeLike) -> Instant:
+    def instant(self, value: TimeLike) -> Instant:
+        """A date or timestamp read with this store's default zone (naive ones are refused
+        without one)."""
         if isinstance(value, str):
             return _parse_instant(value, self.default_zone)
         return to_instant(value, default_zone=self.default_zone)
@@ -192,20 +194,21 @@ class Vigente:
             scope=Scope.of(scope),
             source=check_name("source", source),
             value_json=value_json,
-            valid_from=self._instant(valid_from),
-            valid_to=None if valid_to is None else self._instant(valid_to),
-            known_at=self._instant(known_at),
+            valid_from=self.instant(valid_from),
+            valid_to=None if valid_to is None else self.instant(valid_to),
+            known_at=self.instant(known_at),
         )
         if write.valid_to is not None and write.valid_to <= write.valid_from:
             raise InvalidInterval(
                 f"valid_to {write.valid_to} is not after valid_from {write.valid_from}: the end "
                 "is exclusive, so give a later date (or omit it for no known end)"
             )
-        self._check_not_future(write.known_at, now)
+        self.check_knowledge_date(write.known_at, now)
         return write
 
-    def _check_not_future(self, known_at: Instant, now: TimeLike | None) -> Instant:
-        current = current_instant() if now is None else self._instant(now)
+    def check_knowledge_date(self, known_at: Instant, now: TimeLike | None) -> Instant:
+        """Refuse a knowledge date after ``now`` (default: this moment); return ``now``."""
+        current = current_instant() if now is None else self.instant(now)
         if known_at > current and not known_at.same_moment(current):
             raise FutureKnowledgeError(
                 f"known_at {known_at} is after now ({current}): nothing can be known from the "
@@ -281,8 +284,8 @@ class Vigente:
             raise InvalidInput("a precedence rule needs at least one source, highest first")
         if len(set(names)) != len(names):
             raise InvalidInput("a precedence rule lists a source twice: list each source once")
-        k = self._instant(known_at)
-        self._check_not_future(k, now)
+        k = self.instant(known_at)
+        self.check_knowledge_date(k, now)
         return set_precedence(
             self.store,
             names,
@@ -312,10 +315,10 @@ class Vigente:
         """
         check_name("lineage", lineage)
         the_scope = Scope.of(scope)
-        t = self._instant(valid_at)
-        current = current_instant() if now is None else self._instant(now)
-        k = current if known_at is None else self._instant(known_at)
-        self._check_not_future(k, current)
+        t = self.instant(valid_at)
+        current = current_instant() if now is None else self.instant(now)
+        k = current if known_at is None else self.instant(known_at)
+        self.check_knowledge_date(k, current)
         candidates = self.store.candidates(lineage, the_scope, t, k)
         earlier = None
         if t < k and not t.same_moment(k) and k.same_moment(current):

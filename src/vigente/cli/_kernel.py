@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 from rich.console import Console
@@ -17,39 +18,38 @@ from vigente.kernel.statement import format_value
 from vigente.kernel.values import parse_cli_value
 from vigente.kernel.versions import Version
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def statement_options(func: F) -> F:
+    """The options of a record or retract statement: period, knowledge date, source, scope."""
+    for option in reversed((
+        click.option("--valid-from", required=True, metavar="DATE",
+                     help="Start of validity (included)."),
+        click.option("--valid-to", metavar="DATE",
+                     help="End of validity (excluded); omit if open."),
+        click.option("--known-at", required=True, metavar="DATE", help="When this was learned."),
+        click.option("--source", required=True, help="Who states it (a document, a connector …)."),
+        click.option("--now", metavar="DATE", help="Treat this date as today (for replays)."),
+        scope_option,
+    )):
+        func = option(func)
+    return func
+
+
+def _statement(scope: tuple[str, ...], **fields: str | None) -> dict[str, Any]:
+    return {**fields, "scope": parse_scope(scope)}
+
 
 @cli.command()
 @click.argument("lineage")
 @click.argument("value")
-@click.option("--valid-from", required=True, metavar="DATE", help="Start of validity (included).")
-@click.option("--valid-to", metavar="DATE", help="End of validity (excluded); omit if open.")
-@click.option("--known-at", required=True, metavar="DATE", help="When this was learned.")
-@click.option("--source", required=True, help="Who states it (a document, a connector …).")
-@click.option("--now", metavar="DATE", help="Treat this date as today (for replays).")
-@scope_option
+@statement_options
 @click.pass_context
-def record(
-    ctx: click.Context,
-    lineage: str,
-    value: str,
-    valid_from: str,
-    valid_to: str | None,
-    known_at: str,
-    source: str,
-    now: str | None,
-    scope: tuple[str, ...],
-) -> None:
+def record(ctx: click.Context, /, lineage: str, value: str, scope: tuple[str, ...],
+           **fields: str | None) -> None:
     """Record that LINEAGE is VALUE (JSON if valid JSON, else a string) over a period."""
-    result = open_store(ctx).record(
-        lineage,
-        parse_cli_value(value),
-        valid_from=valid_from,
-        valid_to=valid_to,
-        known_at=known_at,
-        source=source,
-        scope=parse_scope(scope),
-        now=now,
-    )
+    result = open_store(ctx).record(lineage, parse_cli_value(value), **_statement(scope, **fields))
     if not result.changed:
         click.echo("unchanged: the store already states exactly this")
         return
@@ -61,33 +61,12 @@ def record(
 
 @cli.command()
 @click.argument("lineage")
-@click.option("--valid-from", required=True, metavar="DATE")
-@click.option("--valid-to", metavar="DATE")
-@click.option("--known-at", required=True, metavar="DATE")
-@click.option("--source", required=True)
-@click.option("--now", metavar="DATE", help="Treat this date as today (for replays).")
-@scope_option
+@statement_options
 @click.pass_context
-def retract(
-    ctx: click.Context,
-    lineage: str,
-    valid_from: str,
-    valid_to: str | None,
-    known_at: str,
-    source: str,
-    now: str | None,
-    scope: tuple[str, ...],
-) -> None:
+def retract(ctx: click.Context, /, lineage: str, scope: tuple[str, ...],
+            **fields: str | None) -> None:
     """Withdraw what SOURCE stated about LINEAGE over a period (history is kept)."""
-    result = open_store(ctx).retract(
-        lineage,
-        valid_from=valid_from,
-        valid_to=valid_to,
-        known_at=known_at,
-        source=source,
-        scope=parse_scope(scope),
-        now=now,
-    )
+    result = open_store(ctx).retract(lineage, **_statement(scope, **fields))
     if not result.changed:
         click.echo("unchanged: nothing to retract in that period")
         return

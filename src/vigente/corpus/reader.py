@@ -10,6 +10,7 @@ whole corpus (a reference or external id used twice) are made as the stream goes
 
 from __future__ import annotations
 
+import collections
 import datetime as _dt
 import gzip
 import json
@@ -560,8 +561,7 @@ class CorpusReader:
     def report(self) -> CorpusReport:
         """The report of the whole file (reads what iteration has not read yet)."""
         if not self._done:
-            for _ in self:
-                pass
+            collections.deque(self, maxlen=0)  # read the rest of the file, keeping nothing
         return CorpusReport(
             mapping=self.mapping.name,
             path=str(self.path),

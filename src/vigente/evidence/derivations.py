@@ -84,8 +84,8 @@ class Derivations:
             kind=check_name("kind", kind, limit=64),
             label=check_name("label", label, limit=2048),
             sources=refs,
-            valid_at=self._vg._instant(valid_at),
-            known_at=self._vg._instant(known_at),
+            valid_at=self._vg.instant(valid_at),
+            known_at=self._vg.instant(known_at),
             created_at=Instant.from_datetime(dt.datetime.now(dt.UTC)),
             content=content,
         )

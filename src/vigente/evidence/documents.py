@@ -146,11 +146,11 @@ class Documents:
         vg = self._vg
         check_name("lineage", lineage_id)
         the_scope = Scope.of(scope)
-        current = current_instant() if now is None else vg._instant(now)
+        current = current_instant() if now is None else vg.instant(now)
         # The reference date defaults to today (a date); knowledge to this very moment.
-        t = Instant.from_date(current.date) if valid_at is None else vg._instant(valid_at)
-        k = current if known_at is None else vg._instant(known_at)
-        vg._check_not_future(k, current)
+        t = Instant.from_date(current.date) if valid_at is None else vg.instant(valid_at)
+        k = current if known_at is None else vg.instant(known_at)
+        vg.check_knowledge_date(k, current)
         candidates = self._store.candidates(lineage_id, the_scope, t, k)
         earlier = None
         if t < k and not t.same_moment(k) and k.same_moment(current):
@@ -163,7 +163,7 @@ class Documents:
         for v in self._store.document_versions_by_id(sorted(missing_preds - set(versions))):
             versions.setdefault(v.version_id, v)
         result = decide_documents(lineage_id, the_scope, t, k, current, candidates, earlier,
-                                  versions, _citer(language, t))
+                                  versions, citer(language, t))
         if record:
             decision = new_decision("document_evidence", lineage_id, result.as_dict())
             with self._store.transaction():
@@ -206,9 +206,9 @@ class Documents:
         """Record that a version stops being in force at ``valid_to``, learned on ``known_at``
         (an end date published later, e.g. a repeal without a successor text)."""
         version = self.get(version_id)
-        end = self._vg._instant(valid_to)
-        k = self._vg._instant(known_at)
-        self._vg._check_not_future(k, now)
+        end = self._vg.instant(valid_to)
+        k = self._vg.instant(known_at)
+        self._vg.check_knowledge_date(k, now)
         if end <= version.valid_from:
             raise InvalidInterval(
                 f"end {end} is not after the start {version.valid_from} of {version.label}"
@@ -231,8 +231,8 @@ class Documents:
             optional[name] = None if value in (None, "") else check_name(name, value,
                                                                          limit=2048)
         relation = None if not new.relation else parse_relation(new.relation)
-        published = self._vg._instant(new.published)
-        self._vg._check_not_future(published, now)
+        published = self._vg.instant(new.published)
+        self._vg.check_knowledge_date(published, now)
         predecessor = None
         if (relation is None) != (new.predecessor in (None, "")):
             raise InvalidInput(
@@ -246,8 +246,8 @@ class Documents:
                 raise InvalidInput("valid_from (entry into force) is required")
             valid_from = predecessor.valid_from
         else:
-            valid_from = self._vg._instant(new.valid_from)
-        valid_to = None if not new.valid_to else self._vg._instant(new.valid_to)
+            valid_from = self._vg.instant(new.valid_from)
+        valid_to = None if not new.valid_to else self._vg.instant(new.valid_to)
         if valid_to is not None and valid_to <= valid_from:
             raise InvalidInterval(
                 f"valid_to {valid_to} is not after valid_from {valid_from}: the end is "
@@ -384,7 +384,7 @@ def _dependency_order(entries: list[tuple[int, NewVersion]]) -> list[tuple[int, 
     return [entries[i] for i in order]
 
 
-def _citer(language: str, t: Instant) -> Callable[..., str]:
+def citer(language: str, t: Instant) -> Callable[..., str]:
     """Citations in the reader's language, worded relative to the question's date."""
     check_language(language)
 

@@ -165,7 +165,7 @@ def decide_documents(
         version = versions[vid]
         successor = successors.get(vid)
         if reason is not None:
-            reason = _document_reason(reason, successor, t)
+            reason = document_reason(reason, successor, t)
         predecessor = versions.get(version.predecessor_id or "")
         return DocumentRow(version, snapshot, reason, successor, predecessor,
                            cite(version, predecessor, successor))
@@ -197,7 +197,7 @@ def decide_documents(
 _LEGAL_REASONS = {Relation.REVOKES: "revoked", Relation.CORRECTS: "corrected"}
 
 
-def _document_reason(reason: str, successor: DocumentVersion | None, t: Instant) -> str:
+def document_reason(reason: str, successor: DocumentVersion | None, t: Instant) -> str:
     """Name the legal cause where there is one: superseded, revoked or corrected.
 
     ``successor`` is already limited to versions published by ``k``; when it had taken over by

@@ -112,7 +112,7 @@ class HitBuilder:
         return successor if successor.relation.value in _CLOSING else None
 
     def _hit(self, rank: int, r: Ranked) -> Hit:
-        from vigente.evidence.documents import _citer
+        from vigente.evidence.documents import citer
 
         c, t, k = r.candidate, self._t, self._k
         snapshots = self._snapshots[c.claim_id]
@@ -147,7 +147,7 @@ class HitBuilder:
                 document.version_id, document.external_id, document.title, document.reference)
             successor = self._successor(document.version_id)
             predecessor = self._docs.get(document.predecessor_id or "")
-            citation = _citer(self._language, t)(document, predecessor,
+            citation = citer(self._language, t)(document, predecessor,
                                                   self._successors.get(document.version_id))
             why = self._document_why(admission, successor, span, known)
         return Hit(
@@ -178,7 +178,7 @@ class HitBuilder:
                 "were asked for")
 
     def _excluded(self, rank: int, r: Ranked) -> Excluded | None:
-        from vigente.evidence.in_force import _document_reason
+        from vigente.evidence.in_force import document_reason
 
         c, t, k = r.candidate, self._t, self._k
         snapshots = self._snapshots.get(c.claim_id) or []
@@ -200,7 +200,7 @@ class HitBuilder:
         successor = self._successors.get(document.version_id)
         return Excluded(
             version_id=document.version_id,
-            reason=_document_reason(reason.value, successor, t),
+            reason=document_reason(reason.value, successor, t),
             kind="document", lineage_id=document.lineage_id,
             external_id=document.external_id, title=document.title, similarity_rank=rank,
             valid_from=best.valid_from, valid_to=best.valid_to,

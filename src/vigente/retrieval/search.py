@@ -327,7 +327,7 @@ class Retrieval:
         if known_at is None:
             query = CandidateQuery(None, None, _scope(scope), False, k)
         else:  # every snapshot held on known_at, whatever its validity
-            query = CandidateQuery(_END_OF_TIME, self._vg._instant(known_at), _scope(scope),
+            query = CandidateQuery(_END_OF_TIME, self._vg.instant(known_at), _scope(scope),
                                    True, k)
         return self._rank(terms, vector, query, k, used)
 
@@ -375,10 +375,10 @@ class Retrieval:
                 + (", or ask a question that names its date" if date_from_query else "")
             )
         else:
-            t = vg._instant(valid_at)
-        current = today() if now is None else vg._instant(now)
-        k_at = current if known_at is None else vg._instant(known_at)
-        vg._check_not_future(k_at, current)
+            t = vg.instant(valid_at)
+        current = today() if now is None else vg.instant(now)
+        k_at = current if known_at is None else vg.instant(known_at)
+        vg.check_knowledge_date(k_at, current)
         the_scope = _scope(scope)
         notes: list[str] = []
         self.refresh()

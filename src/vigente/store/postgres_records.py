@@ -17,10 +17,16 @@ from vigente.evidence.records import (
     ProposalRecord,
     ReviewEvent,
     SourceRef,
-    parse_relation,
 )
 from vigente.kernel.decisions import Decision
 from vigente.kernel.values import Scope
+from vigente.store.record_rows import (
+    KNOWN_AT,
+    VALID_AT,
+    derivation_flags,
+    document_flags,
+    document_from_row,
+)
 from vigente.time import Instant
 
 __all__ = ["RECORD_MIGRATIONS", "PostgresRecords"]
@@ -151,23 +157,7 @@ def _instant(value: _dt.datetime, is_date: bool = False) -> Instant:
 
 
 def _document(row: tuple[Any, ...]) -> DocumentVersion:
-    (vid, lineage, scope_key, external_id, reference, title, text, url, published, vf, vt,
-     relation, predecessor, flags) = row
-    return DocumentVersion(
-        version_id=vid,
-        lineage_id=lineage,
-        scope=Scope.from_key(scope_key),
-        external_id=external_id,
-        reference=reference,
-        title=title,
-        text=text,
-        source_url=url,
-        published=_instant(published, bool(flags & 1)),
-        valid_from=_instant(vf, bool(flags & 2)),
-        valid_to=None if vt is None else _instant(vt, bool(flags & 4)),
-        relation=None if relation is None else parse_relation(relation),
-        predecessor_id=predecessor,
-    )
+    return document_from_row(row, _instant, lambda vt: vt is None)
 
 
 def _decision(row: tuple[Any, ...]) -> Decision:
@@ -197,11 +187,7 @@ class PostgresRecords:
 
     # -- document versions -----------------------------------------------------------------
     def append_document_version(self, version: DocumentVersion) -> None:
-        flags = (
-            (1 if version.published.is_date else 0)
-            | (2 if version.valid_from.is_date else 0)
-            | (4 if version.valid_to is not None and version.valid_to.is_date else 0)
-        )
+        flags = document_flags(version)
         self._execute(INSERT_DOCUMENT, (
             version.version_id, version.lineage_id, version.scope.key, version.external_id,
             version.reference, version.title, version.text, version.source_url,
@@ -229,7 +215,7 @@ class PostgresRecords:
 
     # -- derivations -----------------------------------------------------------------------
     def append_derivation(self, record: DerivationRecord) -> None:
-        flags = (1 if record.valid_at.is_date else 0) | (2 if record.known_at.is_date else 0)
+        flags = derivation_flags(record)
         self._execute(INSERT_DERIVATION, (
             record.derived_id, record.kind, record.label, _ts(record.valid_at),
             _ts(record.known_at), _ts(record.created_at), record.content, flags,
@@ -257,8 +243,8 @@ class PostgresRecords:
             DerivationRecord(
                 derived_id=did, kind=kind, label=label,
                 sources=tuple(sources.get(did, [])),
-                valid_at=_instant(valid_at, bool(flags & 1)),
-                known_at=_instant(known_at, bool(flags & 2)),
+                valid_at=_instant(valid_at, bool(flags & VALID_AT)),
+                known_at=_instant(known_at, bool(flags & KNOWN_AT)),
                 created_at=_instant(created_at), content=content,
             )
             for did, kind, label, valid_at, known_at, created_at, content, flags in rows

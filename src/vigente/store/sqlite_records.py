@@ -18,10 +18,16 @@ from vigente.evidence.records import (
     ProposalRecord,
     ReviewEvent,
     SourceRef,
-    parse_relation,
 )
 from vigente.kernel.decisions import Decision
 from vigente.kernel.values import Scope
+from vigente.store.record_rows import (
+    KNOWN_AT,
+    VALID_AT,
+    derivation_flags,
+    document_flags,
+    document_from_row,
+)
 from vigente.time import Instant
 
 __all__ = ["RECORD_MIGRATIONS", "SQLiteRecords"]
@@ -131,23 +137,7 @@ def _in(n: int) -> str:
 
 
 def _document(row: tuple[Any, ...]) -> DocumentVersion:
-    (vid, lineage, scope_key, external_id, reference, title, text, url, published, vf, vt,
-     relation, predecessor, flags) = row
-    return DocumentVersion(
-        version_id=vid,
-        lineage_id=lineage,
-        scope=Scope.from_key(scope_key),
-        external_id=external_id,
-        reference=reference,
-        title=title,
-        text=text,
-        source_url=url,
-        published=Instant(published, bool(flags & 1)),
-        valid_from=Instant(vf, bool(flags & 2)),
-        valid_to=None if vt >= OPEN_END else Instant(vt, bool(flags & 4)),
-        relation=None if relation is None else parse_relation(relation),
-        predecessor_id=predecessor,
-    )
+    return document_from_row(row, Instant, lambda vt: vt >= OPEN_END)
 
 
 class SQLiteRecords:
@@ -186,11 +176,7 @@ class SQLiteRecords:
 
     # -- document versions -----------------------------------------------------------------
     def append_document_version(self, version: DocumentVersion) -> None:
-        flags = (
-            (1 if version.published.is_date else 0)
-            | (2 if version.valid_from.is_date else 0)
-            | (4 if version.valid_to is not None and version.valid_to.is_date else 0)
-        )
+        flags = document_flags(version)
         with self._lock:
             self._conn.execute(INSERT_DOCUMENT, (
                 version.version_id, version.lineage_id, version.scope.key, version.external_id,
@@ -222,7 +208,7 @@ class SQLiteRecords:
 
     # -- derivations -----------------------------------------------------------------------
     def append_derivation(self, record: DerivationRecord) -> None:
-        flags = (1 if record.valid_at.is_date else 0) | (2 if record.known_at.is_date else 0)
+        flags = derivation_flags(record)
         with self._lock:
             self._conn.execute(INSERT_DERIVATION, (
                 record.derived_id, record.kind, record.label, record.valid_at.micros,
@@ -251,8 +237,8 @@ class SQLiteRecords:
             DerivationRecord(
                 derived_id=did, kind=kind, label=label,
                 sources=tuple(sources.get(did, [])),
-                valid_at=Instant(valid_at, bool(flags & 1)),
-                known_at=Instant(known_at, bool(flags & 2)),
+                valid_at=Instant(valid_at, bool(flags & VALID_AT)),
+                known_at=Instant(known_at, bool(flags & KNOWN_AT)),
                 created_at=Instant(created_at), content=content,
             )
             for did, kind, label, valid_at, known_at, created_at, content, flags in rows
