@@ -325,7 +325,9 @@ class Vigente:
             # Needed to tell "retrospective" (a late-learned change) from "historical": the
             # values admissible at (t, t) (decide() filters them).
             earlier = self.store.candidates(lineage, the_scope, t, t)
-        rules = self.store.precedence_rules_for(lineage, the_scope)
+        def rules() -> list[PrecedenceRule]:
+            return self.store.precedence_rules_for(lineage, the_scope)
+
         evidence = decide(lineage, the_scope, t, k, current, candidates, rules, earlier)
         if record:
             decision = new_decision("evidence", lineage, evidence.as_dict())

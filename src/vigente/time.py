@@ -11,7 +11,6 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from dataclasses import dataclass
-from functools import total_ordering
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from vigente.errors import InvalidInterval, InvalidTime
@@ -28,6 +27,7 @@ __all__ = [
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
 _MICROS_PER_DAY = 86_400_000_000
+_EPOCH_ORDINAL = _EPOCH.date().toordinal()
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 # RFC 3339: date, "T" or space, time, optional fraction, then "Z" or a numeric offset.
 _TIMESTAMP_RE = re.compile(
@@ -35,7 +35,6 @@ _TIMESTAMP_RE = re.compile(
 )
 
 
-@total_ordering
 @dataclass(frozen=True, eq=False, slots=True)
 class Instant:
     """A point in time, in microseconds since 1970-01-01T00:00:00Z.
@@ -76,7 +75,7 @@ class Instant:
     def isoformat(self) -> str:
         """``YYYY-MM-DD`` when given as a date, else RFC 3339 in UTC with a ``Z``."""
         if self.is_date:
-            return self.date.isoformat()
+            return _dt.date.fromordinal(_EPOCH_ORDINAL + self.micros // _MICROS_PER_DAY).isoformat()
         moment = self.datetime.replace(tzinfo=None)
         spec = "microseconds" if moment.microsecond else "seconds"
         return moment.isoformat(timespec=spec) + "Z"
@@ -98,8 +97,19 @@ class Instant:
             return NotImplemented
         return self.micros == other.micros
 
+    # The four orderings written out (not functools.total_ordering, which derives three of
+    # them through an extra call): instants are compared on every row of every lookup.
     def __lt__(self, other: Instant) -> bool:
         return self.micros < other.micros
+
+    def __le__(self, other: Instant) -> bool:
+        return self.micros <= other.micros
+
+    def __gt__(self, other: Instant) -> bool:
+        return self.micros > other.micros
+
+    def __ge__(self, other: Instant) -> bool:
+        return self.micros >= other.micros
 
     def __hash__(self) -> int:
         return hash(self.micros)

@@ -6,7 +6,7 @@ the same inputs always give the same evidence (DESIGN.md invariants 2 and 3).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
 
 from vigente.kernel.evidence import (
     Evidence,
@@ -23,11 +23,20 @@ from vigente.time import Instant
 __all__ = ["decide", "interpretation_for", "status_of"]
 
 
-def _distinct(versions: tuple[Version, ...] | list[Version]) -> tuple[JSONValue, ...]:
-    seen: dict[str, JSONValue] = {}
+def _by_value(versions: Iterable[Version]) -> dict[str, list[Version]]:
+    """The rows grouped by value (their canonical JSON), in order of first appearance."""
+    groups: dict[str, list[Version]] = {}
     for v in versions:
-        seen.setdefault(v.value_json, v.value)
-    return tuple(seen.values())
+        rows = groups.get(v.value_json)
+        if rows is None:
+            groups[v.value_json] = [v]
+        else:
+            rows.append(v)
+    return groups
+
+
+def _distinct(versions: Iterable[Version]) -> tuple[JSONValue, ...]:
+    return tuple(rows[0].value for rows in _by_value(versions).values())
 
 
 def status_of(distinct_values: int) -> Status:
@@ -121,53 +130,65 @@ def decide(
     k: Instant,
     now: Instant,
     candidates: list[Version],
-    rules: list[PrecedenceRule],
+    rules: Callable[[], Sequence[PrecedenceRule]],
     earlier: list[Version] | None,
 ) -> Evidence:
-    """Turn the store's candidate rows into evidence (a pure function of its inputs)."""
+    """Turn the store's candidate rows into evidence (a pure function of its inputs).
+
+    ``rules`` reads the precedence rules of the lineage; it is called only when the admitted
+    values conflict, the one case a rule can change (most answers then cost one read).
+    """
     admitted: list[Version] = []
     excluded: list[Exclusion] = []
-    successors = _Successors(candidates, t, k)
+    successors = None
     for row in candidates:
         reason = admissibility(row, scope, t, k)
         if reason is None:
             admitted.append(row)
         else:
+            if successors is None:
+                successors = _Successors(candidates, t, k)
             excluded.append(Exclusion(row, reason, successors.of(row, reason)))
-    values = _distinct(admitted)
-    status = status_of(len(values))
+    groups = _by_value(admitted)
+    kept = groups
+    status = status_of(len(groups))
     outcome = None
     if status is Status.CONFLICT:
-        outcome = _apply_precedence(admitted, rules, k)
+        outcome = _apply_precedence(admitted, rules(), k)
         if outcome is not None:
-            values = _distinct([v for v in admitted if v.source == outcome.kept_source])
-            status = status_of(len(values))
+            kept = _by_value(v for v in admitted if v.source == outcome.kept_source)
+            status = status_of(len(kept))
+    values = tuple(rows[0].value for rows in kept.values())
     earlier_values = None
     if earlier is not None:
         earlier_values = _distinct([v for v in earlier if admissibility(v, scope, t, t) is None])
     admitted_t = tuple(admitted)
     interpretation = interpretation_for(status, admitted_t, t, k, now, earlier_values, values)
-    fields: dict[str, Any] = dict(
-        lineage=lineage,
-        scope=scope,
-        valid_at=t,
-        known_at=k,
-        now=now,
-        status=status,
-        values=values,
-        interpretation=interpretation,
-        admitted=admitted_t,
-        excluded=tuple(excluded),
-        precedence=outcome,
-        earlier_values=earlier_values,
+    evidence = Evidence(
+        lineage,
+        scope,
+        t,
+        k,
+        now,
+        status,
+        values,
+        interpretation,
+        admitted_t,
+        tuple(excluded),
+        "",
+        outcome,
+        earlier_values,
     )
-    # The statement words the evidence itself; building the value twice is cheaper than
-    # dataclasses.replace().
-    return Evidence(statement=statement_for(Evidence(statement="", **fields)), **fields)
+    # The statement words the finished evidence, each value with every admitted row backing
+    # it. The value is not shared before this line, so setting the field here is still
+    # construction (as a __post_init__ would do).
+    support = [groups[key] for key in kept]
+    object.__setattr__(evidence, "statement", statement_for(evidence, support))
+    return evidence
 
 
 def _apply_precedence(
-    admitted: list[Version], rules: list[PrecedenceRule], k: Instant
+    admitted: list[Version], rules: Sequence[PrecedenceRule], k: Instant
 ) -> PrecedenceOutcome | None:
     """Resolve a conflict by the rule known at ``k``, if the best-ranked source is listed."""
     rule = next(

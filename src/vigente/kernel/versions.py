@@ -87,7 +87,7 @@ def admissibility(
     Reasons are checked in a fixed order — scope, then the knowledge axis, then the validity
     axis — so that the same row always gets the same reason.
     """
-    if version.scope != scope:
+    if version.scope is not scope and version.scope != scope:
         return ExclusionReason.OUT_OF_SCOPE
     if known_at < version.known_from:
         return ExclusionReason.NOT_YET_KNOWN
