@@ -143,7 +143,8 @@ CLOSE_VERSION = f"""UPDATE versions SET known_to = ?, date_flags = (date_flags &
 # replaced last by k; valid at t, learned next after k; known at k and ending nearest before t;
 # known at k and starting nearest after t; other scopes. The first four all lie in one range
 # of versions_valid (the subject's rows starting at or before t), so the range is read twice:
-# once for the three "nearest" edges (MAX/MIN in one pass), once for the rows on them. That is
+# once for the three "nearest" edges (MAX/MIN in one pass; FILTER skips the
+# aggregate step for the rows that do not count), once for the rows on them. That is
 # cheaper than a query per group, each reading the range again. The nearest later period is
 # found by walking the index from t to the first row known at k (ORDER BY … LIMIT 1). The groups
 # are disjoint, so each row comes back once. The caller binds the subject id (a missing
@@ -153,12 +154,12 @@ _ROW = "rowid, version_id, NULL, NULL, source, value, valid_from, valid_to, know
 _ROW += "date_flags"
 SELECT_CANDIDATES = f"""
 WITH edge AS (
-  SELECT MAX(CASE WHEN valid_to > :t AND known_to <= :k AND known_to > known_from
-                  THEN known_to END) AS replaced,
-         MIN(CASE WHEN valid_to > :t AND known_from > :k AND known_to > known_from
-                  THEN known_from END) AS learned,
-         MAX(CASE WHEN valid_to <= :t AND known_from <= :k AND known_to > :k
-                  THEN valid_to END) AS ended
+  SELECT MAX(known_to) FILTER (WHERE valid_to > :t AND known_to <= :k
+                                 AND known_to > known_from) AS replaced,
+         MIN(known_from) FILTER (WHERE valid_to > :t AND known_from > :k
+                                   AND known_to > known_from) AS learned,
+         MAX(valid_to) FILTER (WHERE valid_to <= :t AND known_from <= :k
+                                 AND known_to > :k) AS ended
     FROM versions WHERE subject_id = :subject AND valid_from <= :t)
 SELECT {_ROW} FROM edge, versions
  WHERE subject_id = :subject AND valid_from <= :t
