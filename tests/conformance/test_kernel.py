@@ -134,6 +134,53 @@ def test_scopes_never_conflict_and_report_out_of_scope(vg: Vigente) -> None:
     assert unscoped.status.value == "missing"
 
 
+def test_a_scope_without_a_timeline_reports_the_other_scopes(vg: Vigente) -> None:
+    for product, value in (("mail", 80), ("chat", 25)):
+        vg.record(L, value, valid_from="2026-01-01", known_at="2026-01-01", source="a",
+                  scope={"product": product}, now=NOW)
+    e = vg.evidence(L, valid_at="2026-05-01", scope={"product": "video"}, now=NOW)
+    assert e.status.value == "missing"
+    assert sorted(x.version.value for x in e.excluded) == [25, 80]
+    assert {x.reason for x in e.excluded} == {ExclusionReason.OUT_OF_SCOPE}
+
+
+def test_exclusions_are_the_neighbours_on_both_axes_for_every_source(vg: Vigente) -> None:
+    """Two sources whose periods end on the same day are both the nearest earlier period; on
+    the knowledge axis the snapshot replaced last and the one learned next come back."""
+    def record(value: int, source: str, start: str, known: str, end: str | None = None) -> None:
+        vg.record(L, value, valid_from=start, valid_to=end, known_at=known, source=source,
+                  now=NOW)
+
+    record(5, "a", "2025-10-01", "2025-10-01", "2026-01-01")  # ended earlier: not a neighbour
+    record(10, "a", "2026-01-01", "2026-01-01", "2026-03-01")
+    record(11, "b", "2026-01-01", "2026-01-01", "2026-03-01")
+    record(20, "a", "2026-03-01", "2026-02-01")
+    record(21, "a", "2026-03-01", "2026-04-01")  # corrects 20 (learned on 1 April)
+    record(22, "a", "2026-03-01", "2026-06-01")  # corrects 21 (learned on 1 June)
+
+    def exclusions(known_at: str) -> dict[int, tuple[ExclusionReason, int | None]]:
+        e = vg.evidence(L, valid_at="2026-05-01", known_at=known_at, now=NOW)
+        by_id = {v.version_id: v.value for v in [*e.admitted, *(x.version for x in e.excluded)]}
+        return {
+            x.version.value: (x.reason, by_id.get(x.successor_id) if x.successor_id else None)
+            for x in e.excluded
+        }
+
+    (twenty_one,) = vg.evidence(L, valid_at="2026-05-01", known_at="2026-05-01", now=NOW).values
+    assert twenty_one == 21
+    assert exclusions("2026-05-01") == {
+        10: (ExclusionReason.NO_LONGER_VALID, 21),  # same source: its next period
+        11: (ExclusionReason.NO_LONGER_VALID, None),  # source b has no later period
+        20: (ExclusionReason.NO_LONGER_KNOWN, 21),  # replaced last before k (not older ones)
+        22: (ExclusionReason.NOT_YET_KNOWN, None),  # learned next after k
+    }
+    assert exclusions("2026-09-01") == {
+        10: (ExclusionReason.NO_LONGER_VALID, 22),
+        11: (ExclusionReason.NO_LONGER_VALID, None),
+        21: (ExclusionReason.NO_LONGER_KNOWN, 22),  # 20 was replaced earlier: not a neighbour
+    }
+
+
 def test_knowledge_going_backwards_is_refused_and_writes_nothing(seeded: Vigente) -> None:
     before = seeded.history(L)
     with pytest.raises(HistoryRewriteError, match="rewrite history"):

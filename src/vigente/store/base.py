@@ -143,7 +143,8 @@ class Store(ABC):
 
     def precedence_rules_for(self, lineage: str, scope: Scope) -> list[PrecedenceRule]:
         """The rules that may resolve a conflict of ``lineage`` in ``scope``: the lineage's own,
-        then the scope-wide ones (one read per evidence; the default makes two)."""
+        then the scope-wide ones. Read only when an answer's values conflict; backends may answer
+        it in one query (the default makes two)."""
         return self.precedence_rules(lineage, scope) + self.precedence_rules(None, scope)
 
     @abstractmethod

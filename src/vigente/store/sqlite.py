@@ -147,9 +147,10 @@ CLOSE_VERSION = f"""UPDATE versions SET known_to = ?, date_flags = (date_flags &
 # aggregate step for the rows that do not count), once for the rows on them. That is
 # cheaper than a query per group, each reading the range again. The nearest later period is
 # found by walking the index from t to the first row known at k (ORDER BY … LIMIT 1). The groups
-# are disjoint, so each row comes back once. The caller binds the subject id (a missing
-# subject is -1: only other scopes can match) and puts the few rows in insertion order (rowid,
-# the first column): cheaper than SQLite sorting them.
+# are disjoint, so each row comes back once. The subject is looked up inside the statement (each
+# scalar subquery runs once): cheaper than a statement of its own. The caller puts the few rows
+# in insertion order (rowid, the first column): cheaper than SQLite sorting them.
+_SUBJECT = "(SELECT subject_id FROM subjects WHERE lineage = :lineage AND scope_key = :scope)"
 _ROW = "rowid, version_id, NULL, NULL, source, value, valid_from, valid_to, known_from, known_to, "
 _ROW += "date_flags"
 SELECT_CANDIDATES = f"""
@@ -160,24 +161,24 @@ WITH edge AS (
                                    AND known_to > known_from) AS learned,
          MAX(valid_to) FILTER (WHERE valid_to <= :t AND known_from <= :k
                                  AND known_to > :k) AS ended
-    FROM versions WHERE subject_id = :subject AND valid_from <= :t)
+    FROM versions WHERE subject_id = {_SUBJECT} AND valid_from <= :t)
 SELECT {_ROW} FROM edge, versions
- WHERE subject_id = :subject AND valid_from <= :t
+ WHERE subject_id = {_SUBJECT} AND valid_from <= :t
    AND (valid_to > :t AND (known_from <= :k AND known_to > :k
                            OR known_to = replaced AND known_to > known_from
                            OR known_from = learned AND known_to > known_from)
         OR valid_to = ended AND known_from <= :k AND known_to > :k)
 UNION ALL
 SELECT {_SUBJECT_COLUMNS} FROM versions v
- WHERE v.subject_id = :subject
+ WHERE v.subject_id = {_SUBJECT}
    AND v.valid_from = (SELECT valid_from FROM versions
-                        WHERE subject_id = :subject
+                        WHERE subject_id = {_SUBJECT}
                           AND valid_from > :t AND known_from <= :k AND known_to > :k
                         ORDER BY valid_from LIMIT 1)
    AND v.known_from <= :k AND v.known_to > :k
 UNION ALL
 SELECT {_VERSION_COLUMNS} FROM subjects s JOIN versions v USING (subject_id)
- WHERE s.lineage = :lineage AND s.subject_id <> :subject
+ WHERE s.lineage = :lineage AND s.scope_key <> :scope
    AND v.valid_from <= :t AND v.valid_to > :t AND v.known_from <= :k AND v.known_to > :k"""
 SELECT_HISTORY = f"""SELECT {_VERSION_COLUMNS} FROM versions v JOIN subjects s USING (subject_id)
     WHERE s.lineage = ? ORDER BY v.rowid"""
@@ -298,12 +299,11 @@ class SQLiteStore(SQLiteRecords, SQLiteRetrieval, Store):
             self._lock = threading.RLock()
             self._depth = 0
             self._rows = _Rows()
-            # What reads and writes look up again and again. Subject ids by (lineage, scope
-            # key): a committed subject is never deleted nor renumbered, so an id read outside
-            # a transaction stays true; one created inside a transaction is forgotten if it is
-            # rolled back. The latest knowledge of a timeline by (subject, source), used inside
-            # write transactions only (when this connection holds the write lock). Both are
-            # emptied when another connection has committed (PRAGMA data_version).
+            # What writers read again and again, kept across transactions but used inside write
+            # transactions only (when this connection holds the write lock): subject ids by
+            # (lineage, scope key) and the latest knowledge of a timeline by (subject, source).
+            # Both are emptied when another connection has committed (PRAGMA data_version);
+            # a rollback forgets the subjects it undid and every latest knowledge.
             self._subject_ids: dict[tuple[str, str], int] = {}
             self._new_subjects: list[tuple[str, str]] = []
             self._knowledge: dict[tuple[int, str], Instant | None] = {}
@@ -382,7 +382,7 @@ class SQLiteStore(SQLiteRecords, SQLiteRetrieval, Store):
     # -- helpers ---------------------------------------------------------------------------
     def _subject(self, lineage: str, scope: Scope, *, create: bool) -> int | None:
         key = (lineage, self._rows.key(scope))
-        cached = self._subject_ids.get(key)
+        cached = self._subject_ids.get(key) if self._depth else None
         if cached is not None:
             return cached
         row = self._conn.execute(SELECT_SUBJECT, key).fetchone()
@@ -392,9 +392,10 @@ class SQLiteStore(SQLiteRecords, SQLiteRetrieval, Store):
             self._new_subjects.append(key)
         if row is None:
             return None
-        if len(self._subject_ids) >= _CACHE_LIMIT:
-            self._subject_ids.clear()
-        self._subject_ids[key] = row[0]
+        if self._depth:
+            if len(self._subject_ids) >= _CACHE_LIMIT:
+                self._subject_ids.clear()
+            self._subject_ids[key] = row[0]
         return int(row[0])
 
     def _versions(self, rows: list[tuple[Any, ...]]) -> list[Version]:
@@ -493,14 +494,13 @@ class SQLiteStore(SQLiteRecords, SQLiteRetrieval, Store):
     def candidates(
         self, lineage: str, scope: Scope, valid_at: Instant, known_at: Instant
     ) -> list[Version]:
+        params = {
+            "lineage": lineage,
+            "scope": self._rows.key(scope),
+            "t": valid_at.micros,
+            "k": known_at.micros,
+        }
         with self._lock:
-            subject = self._subject(lineage, scope, create=False)
-            params = {
-                "lineage": lineage,
-                "subject": -1 if subject is None else subject,
-                "t": valid_at.micros,
-                "k": known_at.micros,
-            }
             rows = self._conn.execute(SELECT_CANDIDATES, params).fetchall()
         rows.sort(key=_ROWID)  # insertion order
         return self._rows.versions(rows, lineage, scope)
