@@ -136,8 +136,15 @@ def test_scopes_never_conflict_and_report_out_of_scope(vg: Vigente) -> None:
 
 def test_a_scope_without_a_timeline_reports_the_other_scopes(vg: Vigente) -> None:
     for product, value in (("mail", 80), ("chat", 25)):
-        vg.record(L, value, valid_from="2026-01-01", known_at="2026-01-01", source="a",
-                  scope={"product": product}, now=NOW)
+        vg.record(
+            L,
+            value,
+            valid_from="2026-01-01",
+            known_at="2026-01-01",
+            source="a",
+            scope={"product": product},
+            now=NOW,
+        )
     e = vg.evidence(L, valid_at="2026-05-01", scope={"product": "video"}, now=NOW)
     assert e.status.value == "missing"
     assert sorted(x.version.value for x in e.excluded) == [25, 80]
@@ -147,9 +154,9 @@ def test_a_scope_without_a_timeline_reports_the_other_scopes(vg: Vigente) -> Non
 def test_exclusions_are_the_neighbours_on_both_axes_for_every_source(vg: Vigente) -> None:
     """Two sources whose periods end on the same day are both the nearest earlier period; on
     the knowledge axis the snapshot replaced last and the one learned next come back."""
+
     def record(value: int, source: str, start: str, known: str, end: str | None = None) -> None:
-        vg.record(L, value, valid_from=start, valid_to=end, known_at=known, source=source,
-                  now=NOW)
+        vg.record(L, value, valid_from=start, valid_to=end, known_at=known, source=source, now=NOW)
 
     record(5, "a", "2025-10-01", "2025-10-01", "2026-01-01")  # ended earlier: not a neighbour
     record(10, "a", "2026-01-01", "2026-01-01", "2026-03-01")
