@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from vigente import ExclusionReason, HistoryRewriteError, Vigente
+from vigente import ExclusionReason, HistoryRewriteError, ImportFileError, Vigente
 
 SEED = json.loads((Path(__file__).parent.parent / "data" / "seed_upload_limit.json").read_text())
 L = SEED["lineage"]
@@ -194,6 +194,37 @@ def test_knowledge_going_backwards_is_refused_and_writes_nothing(seeded: Vigente
         seeded.record(
             L, 70, valid_from="2026-09-01", known_at="2026-09-10", source="policy", now=NOW
         )
+    assert seeded.history(L) == before
+
+
+def test_knowledge_going_backwards_inside_one_import_is_refused_with_its_line(
+    seeded: Vigente,
+) -> None:
+    """The check sees the import's own earlier lines (a backend may keep the latest knowledge of
+    the timelines it has locked, but must update it with every write)."""
+    before = seeded.history(L)
+
+    def line(value: int, known_at: str, source: str = "policy") -> str:
+        return json.dumps(
+            {
+                "op": "record",
+                "lineage": L,
+                "value": value,
+                "source": source,
+                "valid_from": "2026-11-01",
+                "known_at": known_at,
+            }
+        )
+
+    lines = [
+        line(110, "2026-09-26"),
+        line(120, "2026-09-28"),
+        line(1, "2026-01-01", source="other"),  # another timeline, its own knowledge
+        line(115, "2026-09-27"),  # before line 2 of the same timeline
+    ]
+    with pytest.raises(ImportFileError, match="line 4") as error:
+        seeded.import_lines(lines, now=NOW)
+    assert "rewrite history" in str(error.value)
     assert seeded.history(L) == before
 
 

@@ -405,16 +405,27 @@ class PostgresStore(PostgresRecords, PostgresRetrieval, Store):
                 local.depth -= 1
             return
         with self._borrow() as conn, conn.transaction():
-            # Subject ids seen in this transaction (valid while it lasts, even if it created them).
+            # Valid while the transaction lasts: subject ids seen (even those it created), the
+            # timelines it has locked and their latest knowledge (no one else can write a
+            # timeline this transaction holds the lock of).
             local.conn, local.depth, local.subjects = conn, 1, {}
+            local.locked, local.knowledge = set(), {}
             try:
                 yield
             finally:
                 local.conn, local.depth, local.subjects = None, 0, {}
+                local.locked, local.knowledge = set(), {}
 
     def lock_timeline(self, lineage: str, scope: Scope, source: str) -> None:
-        # Held until the transaction ends; other processes' writers of the timeline wait.
-        self._execute(LOCK, (_lock_key("timeline", lineage, scope.key, source),))
+        # Held until the transaction ends; other processes' writers of the timeline wait. An
+        # import takes every lock up front, so its statements do not ask again.
+        timeline = (lineage, scope.key, source)
+        locked: set[tuple[str, str, str]] | None = getattr(self._local, "locked", None)
+        if locked is not None and timeline in locked:
+            return
+        self._execute(LOCK, (_lock_key("timeline", *timeline),))
+        if locked is not None:
+            locked.add(timeline)
 
     # -- statements ------------------------------------------------------------------------
     def _in_transaction(self) -> Connection | None:
@@ -479,11 +490,32 @@ class PostgresStore(PostgresRecords, PostgresRetrieval, Store):
                 _flags((write.valid_from, _VF), (write.valid_to, _VT), (write.known_at, _KF)),
             ),
         )
+        timeline = (write.lineage, write.scope.key, write.source)
+        knowledge = self._known_timelines()
+        if knowledge is not None and timeline in knowledge:
+            # Knowledge never goes back; on a tie the newest write is the latest (as in the query)
+            latest = knowledge[timeline]
+            if latest is None or write.known_at >= latest:
+                knowledge[timeline] = write.known_at
         return int(row[0])
 
+    def _known_timelines(self) -> dict[tuple[str, str, str], Instant | None] | None:
+        """Latest knowledge of the timelines this transaction has locked (None outside one)."""
+        knowledge: dict[tuple[str, str, str], Instant | None] | None = getattr(
+            self._local, "knowledge", None
+        )
+        return knowledge if self._in_transaction() is not None else None
+
     def latest_knowledge(self, lineage: str, scope: Scope, source: str) -> Instant | None:
-        rows = self._fetch(SELECT_LATEST_KNOWLEDGE, (lineage, scope.key, source))
-        return _instant(rows[0][0], rows[0][1], _KF) if rows else None
+        timeline = (lineage, scope.key, source)
+        knowledge = self._known_timelines()
+        if knowledge is not None and timeline in knowledge:
+            return knowledge[timeline]
+        rows = self._fetch(SELECT_LATEST_KNOWLEDGE, timeline)
+        latest = _instant(rows[0][0], rows[0][1], _KF) if rows else None
+        if knowledge is not None and timeline in self._local.locked:
+            knowledge[timeline] = latest
+        return latest
 
     # -- versions --------------------------------------------------------------------------
     def current_versions(self, lineage: str, scope: Scope, source: str) -> list[Version]:
