@@ -404,7 +404,10 @@ class PostgresStore(PostgresRecords, PostgresRetrieval, Store):
             finally:
                 local.depth -= 1
             return
-        with self._borrow() as conn, conn.transaction():
+        # Pipeline mode: statements whose result is not read (locks, updates, inserts) are sent
+        # without waiting; the next read or the commit collects them, so a write costs about
+        # two round trips instead of five. An error surfaces there and rolls everything back.
+        with self._borrow() as conn, conn.transaction(), conn.pipeline():
             # Valid while the transaction lasts: subject ids seen (even those it created), the
             # timelines it has locked and their latest knowledge (no one else can write a
             # timeline this transaction holds the lock of).
