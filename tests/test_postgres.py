@@ -227,3 +227,21 @@ def test_crossing_transactions_fail_whole_with_a_retry_hint(postgres_url: str) -
         assert "deadlock detected" in outcomes[loser] and "retry it" in outcomes[loser]
         for lineage in ("x", "y"):
             assert [v.value for v in vg.history(lineage)] == [winner]
+
+
+def test_a_write_that_fails_on_the_server_fails_its_whole_transaction(postgres_url: str) -> None:
+    """Writes run in pipeline mode (their results are not awaited one by one); a statement the
+    server refuses must still fail the transaction it belongs to, and nothing of it stays."""
+    with Vigente.open(postgres_url) as vg:
+        lineage = f"pipeline-{uuid.uuid4().hex[:8]}"
+        day: dict[str, Any] = {"valid_from": "2026-01-01", "known_at": "2026-01-01"}
+        vg.record(lineage, 1, source="s", now=NOW, **day)
+        (existing,) = vg.history(lineage)
+        with pytest.raises(StoreError, match="duplicate key"), vg.transaction():
+            vg.record(
+                lineage, 2, source="s", now=NOW, valid_from="2026-01-01", known_at="2026-02-01"
+            )
+            vg.store.append_versions([existing])  # the same version id again: refused
+            vg.record(f"{lineage}-other", 3, source="s", now=NOW, **day)
+        assert vg.history(lineage) == [existing]
+        assert vg.history(f"{lineage}-other") == []
