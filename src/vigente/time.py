@@ -28,6 +28,10 @@ __all__ = [
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
 _MICROS_PER_DAY = 86_400_000_000
 _EPOCH_ORDINAL = _EPOCH.date().toordinal()
+# Dates print in every statement and JSON answer, and a store holds few distinct ones: their
+# text is kept (a bounded cache, emptied when full).
+_DATE_TEXTS: dict[int, str] = {}
+_DATE_TEXTS_LIMIT = 1 << 16
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 # RFC 3339: date, "T" or space, time, optional fraction, then "Z" or a numeric offset.
 _TIMESTAMP_RE = re.compile(
@@ -75,7 +79,13 @@ class Instant:
     def isoformat(self) -> str:
         """``YYYY-MM-DD`` when given as a date, else RFC 3339 in UTC with a ``Z``."""
         if self.is_date:
-            return _dt.date.fromordinal(_EPOCH_ORDINAL + self.micros // _MICROS_PER_DAY).isoformat()
+            text = _DATE_TEXTS.get(self.micros)
+            if text is None:
+                if len(_DATE_TEXTS) >= _DATE_TEXTS_LIMIT:
+                    _DATE_TEXTS.clear()
+                day = _EPOCH_ORDINAL + self.micros // _MICROS_PER_DAY
+                text = _DATE_TEXTS[self.micros] = _dt.date.fromordinal(day).isoformat()
+            return text
         moment = self.datetime.replace(tzinfo=None)
         spec = "microseconds" if moment.microsecond else "seconds"
         return moment.isoformat(timespec=spec) + "Z"

@@ -79,16 +79,14 @@ class _Successors:
             if self._known_at_k is None:
                 self._known_at_k = [v for v in self._pool if v.known_at(self._k)]
             end = row.valid_to.micros
-            later = [
-                v
-                for v in self._known_at_k
-                if v.valid_from.micros >= end
-                and v is not row
-                and v.source == row.source
-                and _same_scope(v, row)
-            ]
-            if later:
-                return min(later, key=lambda v: (v.valid_from.micros, v.version_id)).version_id
+            best: tuple[int, str] | None = None
+            for v in self._known_at_k:
+                start = v.valid_from.micros
+                if start >= end and v is not row and v.source == row.source:
+                    if _same_scope(v, row) and (best is None or (start, v.version_id) < best):
+                        best = (start, v.version_id)
+            if best is not None:
+                return best[1]
         return None
 
 
