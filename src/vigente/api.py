@@ -135,6 +135,13 @@ class Vigente:
 
         return ReviewQueue(self)
 
+    def record_decision(self, kind: str, subject: str, payload: dict[str, Any]) -> str:
+        """Store an admissibility decision (what an answer was allowed to see); its id."""
+        decision = new_decision(kind, subject, payload)
+        with self.store.transaction():
+            self.store.append_decision(decision)
+        return decision.decision_id
+
     def decision(self, decision_id: str) -> Decision:
         """A recorded admissibility decision: what an answer was allowed to see."""
         found = self.store.decision(decision_id)
@@ -319,22 +326,28 @@ class Vigente:
         current = current_instant() if now is None else self.instant(now)
         k = current if known_at is None else self.instant(known_at)
         self.check_knowledge_date(k, current)
-        candidates = self.store.candidates(lineage, the_scope, t, k)
-        earlier = None
-        if t < k and not t.same_moment(k) and k.same_moment(current):
-            # Needed to tell "retrospective" (a late-learned change) from "historical": the
-            # values admissible at (t, t) (decide() filters them).
-            earlier = self.store.candidates(lineage, the_scope, t, t)
+        candidates, earlier = self.candidates_at(lineage, the_scope, t, k, current)
+
         def rules() -> list[PrecedenceRule]:
             return self.store.precedence_rules_for(lineage, the_scope)
 
         evidence = decide(lineage, the_scope, t, k, current, candidates, rules, earlier)
         if record:
-            decision = new_decision("evidence", lineage, evidence.as_dict())
-            with self.store.transaction():
-                self.store.append_decision(decision)
-            evidence = replace(evidence, decision_id=decision.decision_id)
+            decision_id = self.record_decision("evidence", lineage, evidence.as_dict())
+            evidence = replace(evidence, decision_id=decision_id)
         return evidence
+
+    def candidates_at(
+        self, lineage: str, scope: Scope, t: Instant, k: Instant, now: Instant
+    ) -> tuple[list[Version], list[Version] | None]:
+        """The store's candidate rows at ``(t, k)`` and, for a question asked as known now
+        about an earlier ``t``, those at ``(t, t)``: the values held then tell "retrospective"
+        (a late-learned change) from "historical"."""
+        candidates = self.store.candidates(lineage, scope, t, k)
+        earlier = None
+        if t < k and not t.same_moment(k) and k.same_moment(now):
+            earlier = self.store.candidates(lineage, scope, t, t)
+        return candidates, earlier
 
     def history(self, lineage: str, *, scope: ScopeLike = None) -> list[Version]:
         """Every snapshot of a lineage on both axes (all scopes when ``scope`` is None)."""

@@ -27,7 +27,6 @@ __all__ = [
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
 _MICROS_PER_DAY = 86_400_000_000
-_EPOCH_ORDINAL = _EPOCH.date().toordinal()
 # Dates print in every statement and JSON answer, and a store holds few distinct ones: their
 # text is kept (a bounded cache, emptied when full).
 _DATE_TEXTS: dict[int, str] = {}
@@ -83,8 +82,7 @@ class Instant:
             if text is None:
                 if len(_DATE_TEXTS) >= _DATE_TEXTS_LIMIT:
                     _DATE_TEXTS.clear()
-                day = _EPOCH_ORDINAL + self.micros // _MICROS_PER_DAY
-                text = _DATE_TEXTS[self.micros] = _dt.date.fromordinal(day).isoformat()
+                text = _DATE_TEXTS[self.micros] = self.date.isoformat()
             return text
         moment = self.datetime.replace(tzinfo=None)
         spec = "microseconds" if moment.microsecond else "seconds"

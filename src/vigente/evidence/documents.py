@@ -36,7 +36,6 @@ from vigente.evidence.records import (
     parse_relation,
 )
 from vigente.jsonl import json_objects
-from vigente.kernel.decisions import new_decision
 from vigente.kernel.ledger import apply_write
 from vigente.kernel.values import Scope, check_name
 from vigente.store.base import Write
@@ -151,10 +150,7 @@ class Documents:
         t = Instant.from_date(current.date) if valid_at is None else vg.instant(valid_at)
         k = current if known_at is None else vg.instant(known_at)
         vg.check_knowledge_date(k, current)
-        candidates = self._store.candidates(lineage_id, the_scope, t, k)
-        earlier = None
-        if t < k and not t.same_moment(k) and k.same_moment(current):
-            earlier = self._store.candidates(lineage_id, the_scope, t, t)
+        candidates, earlier = vg.candidates_at(lineage_id, the_scope, t, k, current)
         ids = {s.source for s in candidates + (earlier or [])}
         versions = {v.version_id: v for v in self._store.document_versions_by_id(sorted(ids))}
         for v in self._store.document_successors(sorted(versions)):
@@ -165,10 +161,8 @@ class Documents:
         result = decide_documents(lineage_id, the_scope, t, k, current, candidates, earlier,
                                   versions, citer(language, t))
         if record:
-            decision = new_decision("document_evidence", lineage_id, result.as_dict())
-            with self._store.transaction():
-                self._store.append_decision(decision)
-            result = replace(result, decision_id=decision.decision_id)
+            decision_id = vg.record_decision("document_evidence", lineage_id, result.as_dict())
+            result = replace(result, decision_id=decision_id)
         return result
 
     # -- writes ----------------------------------------------------------------------------

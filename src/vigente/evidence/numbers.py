@@ -156,14 +156,10 @@ def _readings(token: str) -> tuple[float, ...]:
     return ()
 
 
-def _english_value(words: list[str]) -> int | None:
+def _combine(values: list[int]) -> int:
+    """Number words' values in order ("two thousand five hundred" → 2500)."""
     total = current = 0
-    seen = False
-    for word in words:
-        value = _EN_WORDS.get(word.lower())
-        if value is None:
-            continue  # "and"
-        seen = True
+    for value in values:
         if value == 100:
             current = max(current, 1) * 100
         elif value in _SCALES:
@@ -171,7 +167,12 @@ def _english_value(words: list[str]) -> int | None:
             current = 0
         else:
             current += value
-    return total + current if seen else None
+    return total + current
+
+
+def _english_value(words: list[str]) -> int | None:
+    values = [_EN_WORDS[w] for w in map(str.lower, words) if w in _EN_WORDS]  # skips "and"
+    return _combine(values) if values else None
 
 
 def _italian_value(word: str) -> int | None:
@@ -188,16 +189,7 @@ def _italian_value(word: str) -> int | None:
                 break
         else:
             return None
-    total = current = 0
-    for value in parts:
-        if value == 100:
-            current = max(current, 1) * 100
-        elif value in _SCALES:
-            total += max(current, 1) * value
-            current = 0
-        else:
-            current += value
-    return total + current
+    return _combine(parts)
 
 
 def _free(start: int, end: int, masked: Iterable[tuple[int, int]]) -> bool:

@@ -21,7 +21,6 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Final, Literal
 
 from vigente.errors import InvalidInput
-from vigente.kernel.decisions import new_decision
 from vigente.kernel.values import JSONValue, Scope
 from vigente.kernel.versions import Version, admissibility
 from vigente.retrieval.dates import QueryDate
@@ -441,10 +440,8 @@ class Retrieval:
         if record:
             payload = result.as_dict()
             payload["admitted"] = [{"version_id": h.version_id} for h in hits]
-            decision = new_decision("search", text[:200], payload)
-            with self._store.transaction():
-                self._store.append_decision(decision)
-            result = replace(result, decision_id=decision.decision_id)
+            decision_id = self._vg.record_decision("search", text[:200], payload)
+            result = replace(result, decision_id=decision_id)
         return result
 
     def _missing_vectors(self, model_id: str) -> int:

@@ -417,7 +417,7 @@ class PostgresStore(PostgresRecords, PostgresRetrieval, Store):
                 yield
             finally:
                 local.conn, local.depth, local.subjects = None, 0, {}
-                local.locked, local.knowledge = set(), {}
+                local.locked = local.knowledge = None
 
     def lock_timeline(self, lineage: str, scope: Scope, source: str) -> None:
         # Held until the transaction ends; other processes' writers of the timeline wait. An
@@ -507,7 +507,7 @@ class PostgresStore(PostgresRecords, PostgresRetrieval, Store):
         knowledge: dict[tuple[str, str, str], Instant | None] | None = getattr(
             self._local, "knowledge", None
         )
-        return knowledge if self._in_transaction() is not None else None
+        return knowledge
 
     def latest_knowledge(self, lineage: str, scope: Scope, source: str) -> Instant | None:
         timeline = (lineage, scope.key, source)

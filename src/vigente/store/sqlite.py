@@ -151,8 +151,6 @@ CLOSE_VERSION = f"""UPDATE versions SET known_to = ?, date_flags = (date_flags &
 # scalar subquery runs once): cheaper than a statement of its own. The caller puts the few rows
 # in insertion order (rowid, the first column): cheaper than SQLite sorting them.
 _SUBJECT = "(SELECT subject_id FROM subjects WHERE lineage = :lineage AND scope_key = :scope)"
-_ROW = "rowid, version_id, NULL, NULL, source, value, valid_from, valid_to, known_from, known_to, "
-_ROW += "date_flags"
 SELECT_CANDIDATES = f"""
 WITH edge AS (
   SELECT MAX(known_to) FILTER (WHERE valid_to > :t AND known_to <= :k
@@ -162,7 +160,7 @@ WITH edge AS (
          MAX(valid_to) FILTER (WHERE valid_to <= :t AND known_from <= :k
                                  AND known_to > :k) AS ended
     FROM versions WHERE subject_id = {_SUBJECT} AND valid_from <= :t)
-SELECT {_ROW} FROM edge, versions
+SELECT {_SUBJECT_COLUMNS} FROM edge, versions v
  WHERE subject_id = {_SUBJECT} AND valid_from <= :t
    AND (valid_to > :t AND (known_from <= :k AND known_to > :k
                            OR known_to = replaced AND known_to > known_from
