@@ -10,7 +10,10 @@
 2. **SituatedQA** (temporal dev split): each question's answer timeline is a lineage of fact
    values; every "as of DATE" question is asked with the date taken from the question.
    Exact match against the gold answers, vigente versus similarity only.
-3. **Latency** of filtered search on the legalize-ee index (≥ 100,000 passages), lexical and
+3. **Exact titles and references** (legalize-ee): every act asked by its exact, unique title
+   and by a version's official reference, at a date inside that version; top-1 is right when it
+   is that version (misses counted as the wrong act or the wrong version), with the latency.
+4. **Latency** of filtered search on the legalize-ee index (≥ 100,000 passages), lexical and
    hybrid, p50/p99.
 
 With ``--json`` the last line of stdout is one JSON object of every figure.
@@ -54,6 +57,8 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+    from vigente.evidence.records import DocumentVersion
+
 __all__ = ["BENCHMARK", "RetrievalBenchmark", "exact_match"]
 
 DATA = Path("..") / "shared" / "data"
@@ -84,6 +89,7 @@ class _Version:
     act: str
     commit: str
     title: str
+    reference: str | None
     text: str
     effective_from: str
     effective_until: str | None
@@ -95,7 +101,7 @@ class _Query:
     act: str
     date: str
     text: str
-    kind: str  # "title" | "passage"
+    kind: str  # "title" | "passage" | "reference"
     truth: str  # commit of the version in force
     truth_published: str
 
@@ -110,7 +116,8 @@ def _read_versions(path: Path, acts: int | None) -> dict[str, list[_Version]]:
             if not row.get("effective_from") or not row.get("publication_date"):
                 continue
             by_act.setdefault(row["act"], []).append(_Version(
-                row["act"], row["commit"], row["title"] or "", row["text"] or "",
+                row["act"], row["commit"], row["title"] or "", row.get("rt_reference"),
+                row["text"] or "",
                 row["effective_from"], row["effective_until"], row["publication_date"],
             ))
     return by_act
@@ -161,6 +168,106 @@ def _sample_queries(by_act: dict[str, list[_Version]], target: int, seed: int,
                 kind, text = "title", truth.title
             queries.append(_Query(act, day, text, kind, truth.commit, truth.published))
     return queries, ambiguous
+
+
+def _exact_queries(by_act: dict[str, list[_Version]], target: int, seed: int, until: str
+                   ) -> tuple[list[_Query], list[_Query], int]:
+    """Exact-title and exact-reference queries, one of each per act (a random act's sample of
+    ``target`` when there are more): a version drawn at random, a date uniform inside its
+    validity (up to ``until``), kept when the source has exactly that version in force then.
+    The title query is that version's title, kept only when no other act has the same title
+    (case and diacritics folded: an ambiguous title has no single right act); the reference
+    query is the version's official reference as stored (the Riigi Teataja number; versions
+    the importer kept without one are not asked, see :func:`_evaluate_exact`). Returns the title
+    queries, the reference queries, and how many acts have no unique title."""
+    import datetime as dt
+
+    from vigente.retrieval import fold
+
+    acts_by_title: dict[str, set[str]] = {}
+    for act, versions in by_act.items():
+        for v in versions:
+            acts_by_title.setdefault(fold(v.title), set()).add(act)
+    rng = random.Random(seed)
+    acts = sorted(by_act)
+    if len(acts) > target:
+        acts = sorted(rng.sample(acts, target))
+    titles: list[_Query] = []
+    references: list[_Query] = []
+    not_unique = 0
+    for act in acts:
+        versions = by_act[act]
+        version = rng.choice(versions)
+        end = min(version.effective_until or until, until)
+        if end < version.effective_from:
+            continue
+        start, stop = dt.date.fromisoformat(version.effective_from), dt.date.fromisoformat(end)
+        day = (start + dt.timedelta(days=rng.randrange((stop - start).days + 1))).isoformat()
+        in_force = [v for v in versions if v.effective_from <= day
+                    and (v.effective_until is None or day <= v.effective_until)]
+        if in_force != [version]:
+            continue
+        if version.title and acts_by_title[fold(version.title)] == {act}:
+            titles.append(_Query(act, day, version.title, "title", version.commit,
+                                 version.published))
+        elif version.title:
+            not_unique += 1
+        references.append(_Query(act, day, "", "reference", version.commit,
+                                 version.published))
+    return titles, references, not_unique
+
+
+def _evaluate_exact(vg: Vigente, queries: list[_Query], kind: str, mode: Mode, log: Console
+                    ) -> dict[str, Any]:
+    """Top-1 of exact-title (or reference) queries at a date inside the version, as known
+    today, with the wrong-act and wrong-version misses counted apart, and the latency of
+    these searches (k = 1, the excluded list included)."""
+    retrieval = vg.retrieval
+    now = today()
+    by_commit: dict[str, DocumentVersion] = {}
+    for act in sorted({q.act for q in queries}):
+        for v in vg.documents.versions(act):
+            if v.external_id:
+                by_commit[v.external_id] = v
+    right = wrong_act = wrong_version = missing = 0
+    timings: list[float] = []
+    misses: list[str] = []
+    asked = 0
+    for q in queries:
+        version = by_commit.get(q.truth)
+        if version is None:
+            continue  # the importer excluded that version (reported as an anomaly)
+        text = q.text if kind == "title" else version.reference
+        if not text:
+            continue  # a reference the importer found malformed is not kept
+        truth = version.version_id
+        asked += 1
+        started = time.perf_counter_ns()
+        hits = retrieval.search(text, valid_at=parse_instant(q.date), k=1, mode=mode,
+                                now=now).hits
+        timings.append((time.perf_counter_ns() - started) / 1e6)
+        if not hits:
+            missing += 1
+        elif hits[0].version_id == truth:
+            right += 1
+        elif hits[0].lineage_id == q.act:
+            wrong_version += 1
+        else:
+            wrong_act += 1
+            if len(misses) < 5:
+                misses.append(f"{text!r} at {q.date} -> {hits[0].title!r}")
+    key = f"legalize_ee_exact_{kind}"
+    for miss in misses:
+        log.print(f"{kind} miss: {miss}", markup=False)
+    return {
+        f"{key}_queries": asked,
+        f"{key}_top1": round(right / asked, 4) if asked else 0.0,
+        f"{key}_wrong_act": wrong_act,
+        f"{key}_wrong_version": wrong_version,
+        f"{key}_no_hit": missing,
+        f"{key}_p50_ms": round(percentile(timings, 50), 2) if timings else 0.0,
+        f"{key}_p99_ms": round(percentile(timings, 99), 2) if timings else 0.0,
+    }
 
 
 def _load_legalize_ee(vg: Vigente, path: Path, acts: int | None, log: Console
@@ -451,6 +558,9 @@ class RetrievalBenchmark:
                             help="only the first N SituatedQA timelines")
         parser.add_argument("--queries", type=_positive, default=1000,
                             help="legalize-ee queries to sample (default 1000)")
+        parser.add_argument("--title-queries", type=_positive, default=1000,
+                            help="acts to ask by their exact title and by a version's "
+                                 "reference (default 1000: every act of the corpus)")
         parser.add_argument("--latency-queries", type=_positive, default=200)
         parser.add_argument("--seed", type=int, default=20260929)
         parser.add_argument("--no-embed", action="store_true",
@@ -483,6 +593,12 @@ class RetrievalBenchmark:
                 figures["legalize_ee_embed_s"] = round(time.perf_counter() - started_embedding)
             figures["legalize_ee_mode"] = args.legalize_ee_mode
             figures.update(_evaluate_legalize_ee(vg, queries, args.legalize_ee_mode, log))
+            titles, references, not_unique = _exact_queries(
+                by_act, args.title_queries, args.seed, today().isoformat())
+            figures["legalize_ee_exact_title_not_unique"] = not_unique
+            figures.update(_evaluate_exact(vg, titles, "title", args.legalize_ee_mode, log))
+            figures.update(_evaluate_exact(vg, references, "reference", args.legalize_ee_mode,
+                                           log))
             figures.update(_latency(vg, queries, args.latency_queries, args.seed, embed, log))
         figures.update(_situatedqa(args.situatedqa, args.timelines, embed, log))
         figures["seconds"] = round(time.perf_counter() - started, 1)
@@ -499,6 +615,10 @@ class RetrievalBenchmark:
             table.add_row(label, f"{figures[f'legalize_ee_top1{suffix}']:.3f}",
                           f"{figures[f'legalize_ee_top1_similarity_only{suffix}']:.3f}",
                           f"{figures[f'legalize_ee_top1_latest{suffix}']:.3f}")
+        for label, kind in (("legalize-ee exact title, top-1", "title"),
+                            ("legalize-ee exact reference, top-1", "reference")):
+            if f"legalize_ee_exact_{kind}_top1" in figures:
+                table.add_row(label, f"{figures[f'legalize_ee_exact_{kind}_top1']:.3f}", "", "")
         table.add_row("SituatedQA exact match", f"{figures['situatedqa_accuracy']:.3f}",
                       f"{figures['situatedqa_accuracy_similarity_only']:.3f}", "")
         console.print(table)
@@ -511,6 +631,10 @@ class RetrievalBenchmark:
             if f"search_p50_ms_{mode}" in figures:
                 latency.add_row(mode, str(figures[f"search_p50_ms_{mode}"]),
                                 str(figures[f"search_p99_ms_{mode}"]))
+        if "legalize_ee_exact_title_p50_ms" in figures:
+            latency.add_row(f"exact titles, k = 1 ({figures['legalize_ee_mode']})",
+                            str(figures["legalize_ee_exact_title_p50_ms"]),
+                            str(figures["legalize_ee_exact_title_p99_ms"]))
         console.print(latency)
 
 
