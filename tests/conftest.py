@@ -12,7 +12,22 @@ from vigente import Vigente
 pytest_plugins = ["tests.postgres_server"]
 
 ROOT = Path(__file__).resolve().parent.parent
+#: The real data shared beside the repository (``../shared/data``); absent in a lone clone.
 SHARED_DATA = ROOT.parent / "shared" / "data"
+#: Small real samples kept in the repository, so that real-data tests run everywhere.
+TEST_DATA = ROOT / "tests" / "data"
+
+#: The whole Estonian corpus (shared) and a real slice of it (tests/data/legalize-ee/README.md).
+LEGALIZE_EE_CORPUS = SHARED_DATA / "legalize-ee" / "versions.jsonl.xz"
+LEGALIZE_EE_SLICE = TEST_DATA / "legalize-ee" / "versions.jsonl.xz"
+
+
+def shared_file(path: Path) -> Path:
+    """``path`` when it exists; otherwise the test skips, naming the missing path."""
+    if not path.exists():
+        pytest.skip(f"{path} is missing: put the shared data beside the repository ({SHARED_DATA})")
+    return path
+
 
 #: Every backend the conformance suite runs on.
 BACKENDS = ["sqlite", "postgres"]

@@ -1,5 +1,6 @@
-"""The real Estonian corpus imported whole: the store answers with the source's own dates, and
-its gaps and overlaps come back as ``missing`` and ``conflict``, not smoothed over."""
+"""The real Estonian corpus imported: the store answers with the source's own dates, and its gaps
+and overlaps come back as ``missing`` and ``conflict``, not smoothed over. Each test runs on the
+real slice kept in ``tests/data`` and, when ``../shared/data`` is present, on the whole corpus."""
 
 from __future__ import annotations
 
@@ -8,31 +9,48 @@ import json
 import lzma
 import random
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import SHARED_DATA
+from tests.conftest import LEGALIZE_EE_CORPUS, LEGALIZE_EE_SLICE, shared_file
 from vigente import Vigente
 from vigente.corpus import AnomalyKind, legalize_ee
 from vigente.corpus.importer import CorpusImport, import_corpus
 
-CORPUS = SHARED_DATA / "legalize-ee" / "versions.jsonl.xz"
 TODAY = "2026-11-29"
+
+#: What each corpus holds: (lineages, lines).
+SIZES = {LEGALIZE_EE_SLICE: (14, 147), LEGALIZE_EE_CORPUS: (1037, 4121)}
+
+
+@pytest.fixture(
+    scope="module",
+    params=[
+        pytest.param(LEGALIZE_EE_SLICE, id="slice"),
+        pytest.param(LEGALIZE_EE_CORPUS, id="whole", marks=pytest.mark.slow),
+    ],
+)
+def corpus(request: pytest.FixtureRequest) -> Path:
+    path: Path = request.param
+    return shared_file(path)
 
 
 @pytest.fixture(scope="module")
-def imported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Vigente, CorpusImport]:
+def imported(
+    corpus: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Vigente, CorpusImport]]:
     vg = Vigente.open(tmp_path_factory.mktemp("ee") / "ee.db")
-    result = import_corpus(vg, legalize_ee.read(CORPUS, as_of=TODAY))
+    result = import_corpus(vg, legalize_ee.read(corpus, as_of=TODAY))
     yield vg, result
     vg.close()
 
 
-def raw_versions() -> dict[str, list[dict[str, Any]]]:
+def raw_versions(corpus: Path) -> dict[str, list[dict[str, Any]]]:
     acts: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    with lzma.open(CORPUS, "rt", encoding="utf-8") as f:
+    with lzma.open(corpus, "rt", encoding="utf-8") as f:
         for line in f:
             row = json.loads(line)
             row.pop("text", None)
@@ -41,11 +59,12 @@ def raw_versions() -> dict[str, list[dict[str, Any]]]:
 
 
 def test_the_whole_corpus_is_imported_and_every_anomaly_reported(
-    imported: tuple[Vigente, CorpusImport],
+    corpus: Path, imported: tuple[Vigente, CorpusImport]
 ) -> None:
     _, result = imported
-    assert result.lineages == 1037
-    assert result.versions_added + len(result.report.excluded) == 4121
+    lineages, lines = SIZES[corpus]
+    assert result.lineages == lineages
+    assert result.versions_added + len(result.report.excluded) == lines
     counts = result.report.counts()
     for kind in ("gap", "overlap", "retroactive_publication", "future_version"):
         assert counts[kind] > 0, kind
@@ -53,16 +72,16 @@ def test_the_whole_corpus_is_imported_and_every_anomaly_reported(
 
 
 def test_a_sample_of_acts_matches_the_sources_own_dates(
-    imported: tuple[Vigente, CorpusImport],
+    corpus: Path, imported: tuple[Vigente, CorpusImport]
 ) -> None:
     vg, result = imported
     troubled = {a.lineage_id for a in result.report.anomalies
                 if a.kind in (AnomalyKind.OVERLAP, AnomalyKind.GAP,
                               AnomalyKind.INVERTED_INTERVAL, AnomalyKind.MISSING_VALID_FROM,
                               AnomalyKind.OPEN_END_CLOSED, AnomalyKind.NON_MONOTONIC_ORDER)}
-    acts = raw_versions()
-    rng = random.Random(2026)
-    sample = rng.sample(sorted(set(acts) - troubled), 60)
+    acts = raw_versions(corpus)
+    untroubled = sorted(set(acts) - troubled)
+    sample = random.Random(2026).sample(untroubled, min(60, len(untroubled)))
     checked = 0
     for act in sample:
         for row in acts[act]:
@@ -77,7 +96,7 @@ def test_a_sample_of_acts_matches_the_sources_own_dates(
                 after = dt.date.fromisoformat(end) + dt.timedelta(days=1)
                 e = vg.documents.evidence(act, valid_at=after.isoformat(), now=TODAY)
                 assert row["commit"] not in [v.external_id for v in e.in_force], (act, after)
-    assert checked > 150
+    assert checked > 3 * len(sample)
 
 
 def test_gaps_answer_missing_and_overlaps_answer_conflict(
@@ -110,15 +129,17 @@ def test_a_retroactive_version_was_not_known_before_its_publication(
     assert version.version_id not in early.values
 
 
-def test_reimporting_changes_nothing(imported: tuple[Vigente, CorpusImport]) -> None:
+def test_reimporting_changes_nothing(
+    corpus: Path, imported: tuple[Vigente, CorpusImport]
+) -> None:
     vg, _ = imported
-    again = import_corpus(vg, legalize_ee.read(CORPUS, as_of=TODAY), limit=25)
+    again = import_corpus(vg, legalize_ee.read(corpus, as_of=TODAY), limit=25)
     assert again.versions_added == 0 and again.knowledge_steps == 0
 
 
 def test_a_slice_imports_on_every_backend(vg: Vigente) -> None:
-    result = import_corpus(vg, legalize_ee.read(CORPUS, as_of=TODAY), limit=30)
-    assert result.lineages == 30 and result.versions_added > 30
+    result = import_corpus(vg, legalize_ee.read(LEGALIZE_EE_SLICE, as_of=TODAY), limit=10)
+    assert result.lineages == 10 and result.versions_added > 30
     act = vg.documents.versions(vg.lineages()[0][0])[0].lineage_id
     assert vg.documents.evidence(act, now=TODAY).status.value in {"supported", "missing",
                                                                   "conflict"}

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SHARED_DATA
+from tests.conftest import LEGALIZE_EE_CORPUS, SHARED_DATA, shared_file
 from vigente.bench.__main__ import main
 from vigente.bench.retrieval import exact_match
 
@@ -23,7 +23,9 @@ KEYS = {
 def sample(tmp_path: Path, acts: int, timelines: int) -> tuple[Path, Path]:
     ee = tmp_path / "versions.jsonl.xz"
     seen: set[str] = set()
-    with lzma.open(SHARED_DATA / "legalize-ee" / "versions.jsonl.xz", "rt") as source, \
+    corpus = shared_file(LEGALIZE_EE_CORPUS)
+    situatedqa = shared_file(SHARED_DATA / "situatedqa" / "temp.dev.jsonl")
+    with lzma.open(corpus, "rt") as source, \
             lzma.open(ee, "wt") as target:
         for line in source:
             act = json.loads(line)["act"]
@@ -32,7 +34,7 @@ def sample(tmp_path: Path, acts: int, timelines: int) -> tuple[Path, Path]:
             seen.add(act)
             target.write(line)
     qa = tmp_path / "temp.dev.jsonl"
-    rows = [line for line in (SHARED_DATA / "situatedqa" / "temp.dev.jsonl").read_text()
+    rows = [line for line in situatedqa.read_text()
             .splitlines() if '"timelines": [{' in line]
     qa.write_text("\n".join(rows[:timelines]) + "\n")
     return ee, qa
