@@ -11,8 +11,11 @@ from typing import Any
 
 import pytest
 
+from vigente.api import Vigente
 from vigente.bench import MODULES
+from vigente.bench._floor import SQLITE_FLOOR, SQLiteFloor
 from vigente.bench._lineages import plan_lineage
+from vigente.kernel.values import Scope
 
 REQUIRED = (
     "lookup_p50_ms",
@@ -20,6 +23,9 @@ REQUIRED = (
     "scan_p50_ms",
     "speedup_vs_scan",
     "ingest_versions_per_s",
+    "floor_p50_ms",
+    "floor_p99_ms",
+    "lookup_vs_floor",
 )
 
 
@@ -70,17 +76,76 @@ def test_lookups_find_rows_and_every_baseline_agrees(figures: dict[str, Any]) ->
     assert figures["lookups"] == 2000
     assert figures["lookup_found"] > figures["lookups"] // 2
     assert figures["lookup_candidate_rows_mean"] > 1
-    for baseline in ("scan", "unindexed", "noindex"):
+    for baseline in ("floor", "scan", "unindexed", "noindex"):
         assert figures[f"{baseline}_agrees"] is True, baseline
         assert figures[f"{baseline}_lookups"] > 0
     assert figures["unindexed_dropped"] == ["versions_valid"]
     assert figures["machine"]["cpus"] >= 1
 
 
+def test_the_floor_reads_the_admitted_rows_and_is_the_ratio_of_the_lookup(
+    figures: dict[str, Any],
+) -> None:
+    assert figures["floor_lookups"] == figures["lookups"]
+    # about one admitted row per lookup (some answers are missing), fewer than a lookup reads
+    assert 0 < figures["floor_rows_mean"] < figures["lookup_candidate_rows_mean"]
+    expected = round(figures["lookup_p50_ms"] / figures["floor_p50_ms"], 1)
+    assert figures["lookup_vs_floor"] == expected
+    assert figures["floor_p99_ms"] >= figures["floor_p50_ms"]
+
+
+def test_the_floor_statement_uses_the_interval_index_and_returns_what_evidence_admits(
+    tmp_path: Path,
+) -> None:
+    path = str(tmp_path / "floor.db")
+    with Vigente.open(path) as vg:
+        vg.record("rate", 10, valid_from="2024-01-01", known_at="2024-01-01", source="a")
+        vg.record("rate", 12, valid_from="2024-06-01", known_at="2024-05-01", source="a")
+        # learned late: the first period was 11 from March
+        vg.record(
+            "rate",
+            11,
+            valid_from="2024-03-01",
+            valid_to="2024-06-01",
+            known_at="2024-08-01",
+            source="a",
+        )
+        vg.record(
+            "rate",
+            9,
+            valid_from="2024-01-01",
+            known_at="2024-01-01",
+            source="a",
+            scope={"country": "it"},
+        )
+    floor = SQLiteFloor(path)
+    try:
+        plan = floor._conn.execute(
+            "EXPLAIN QUERY PLAN " + SQLITE_FLOOR, ("rate", "{}", 0, 0, 0, 0)
+        ).fetchall()
+        assert any("versions_valid" in str(step) for step in plan), plan
+        with Vigente.open(path) as vg:
+            for t, k in [
+                ("2024-04-01", "2024-07-01"),
+                ("2024-04-01", "2024-09-01"),
+                ("2024-07-01", "2024-09-01"),
+                ("2023-07-01", "2024-09-01"),
+                ("2024-04-01", "2023-12-01"),
+            ]:
+                e = vg.evidence("rate", valid_at=t, known_at=k, now="2024-09-01")
+                ti, ki = vg.instant(t).micros, vg.instant(k).micros
+                rows = floor.read("rate", Scope().key, *floor.prepare(ti, ki))
+                assert floor.version_ids(rows) == {v.version_id for v in e.admitted}, (t, k)
+                assert sorted(r[2] for r in rows) == sorted(v.value_json for v in e.admitted)
+    finally:
+        floor.close()
+
+
 def test_the_table_is_printed_without_json(tmp_path: Path) -> None:
     proc = run_bench("kernel", "--versions", "300", "--lookups", "50", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "lookup p50" in proc.stdout
+    assert "lookup / floor" in proc.stdout
     assert "python -m vigente.bench kernel --versions 300" in proc.stdout
 
 

