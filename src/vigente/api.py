@@ -38,6 +38,7 @@ from vigente.time import Instant, TimeLike, current_instant, parse_instant, to_i
 
 if TYPE_CHECKING:
     from vigente.evidence.review import ReviewQueue
+    from vigente.runtime import Runtime
     from vigente.retrieval import Retrieval, SearchResult
     from vigente.retrieval.search import Mode
 
@@ -127,6 +128,13 @@ class Vigente:
             include_superseded=include_superseded, mode=mode,
             date_from_query=date_from_query, now=now,
         )
+
+    @cached_property
+    def runtime(self) -> Runtime:
+        """The agent runtime graph: conversations, branches, runs, tool artifacts, memories."""
+        from vigente.runtime import Runtime
+
+        return Runtime(self.store, default_zone=self.default_zone)
 
     @cached_property
     def review(self) -> ReviewQueue:

@@ -26,6 +26,7 @@ from vigente.kernel.versions import PrecedenceRule, Version
 from vigente.time import Instant, Interval
 
 if TYPE_CHECKING:
+    from vigente.runtime.records import Conversation, RuntimeRecord
     from vigente.retrieval.records import (
         Candidate,
         CandidateQuery,
@@ -272,6 +273,96 @@ class Store(ABC):
                        ) -> list[Candidate]:
         """Passages nearest to ``vector`` (cosine) among those with a vector of ``model_id``,
         best first, restricted by ``query``'s temporal filter and scope."""
+
+    # -- runtime graph -----------------------------------------------------------------------
+    # The agent runtime's records (vigente.runtime): append-only rows with the time each became
+    # known, raw contents inline or in a content-addressed blob store, and the one erasure
+    # (purge and retention). Reads filter ``known_from <= known_at``.
+    @abstractmethod
+    def append_runtime_conversation(self, conversation: Conversation) -> None:
+        """Store a new conversation (its id is unique)."""
+
+    @abstractmethod
+    def runtime_conversations(self, *, account: str | None = None,
+                              ids: Sequence[str] | None = None) -> list[Conversation]:
+        """Conversations (of one account, or with these ids, or all), sorted by id."""
+
+    @abstractmethod
+    def append_runtime_records(self, records: Sequence[RuntimeRecord]) -> list[int]:
+        """Append graph records in order; their ``seq`` (increasing)."""
+
+    @abstractmethod
+    def runtime_records(self, conversation_id: str, *, kinds: Sequence[str] | None = None,
+                        record_ids: Sequence[str] | None = None,
+                        target_ids: Sequence[str] | None = None,
+                        known_at: Instant | None = None) -> list[RuntimeRecord]:
+        """Records of a conversation, in ``seq`` order: of these kinds, with these ids or
+        these targets (either matches), known at ``known_at`` (``None``: every record)."""
+
+    @abstractmethod
+    def runtime_branch_records(self, conversation_id: str, branch_id: str, upto: int | None,
+                               participant_id: str, known_at: Instant) -> list[RuntimeRecord]:
+        """Records on one branch at positions ``<= upto`` (``None``: all) known at
+        ``known_at`` that are the participant's own or visible to the branch or conversation,
+        in ``seq`` order (an indexed read: its cost follows what it returns)."""
+
+    @abstractmethod
+    def runtime_reachable(self, conversation_id: str, participant_id: str,
+                          known_at: Instant) -> list[RuntimeRecord]:
+        """Records of any branch visible to the whole conversation, and the share and
+        promotion records naming the participant, known at ``known_at``, in ``seq`` order."""
+
+    @abstractmethod
+    def runtime_record_homes(self, record_id: str) -> list[tuple[str, str]]:
+        """``(conversation_id, kind)`` of every record with this id, sorted."""
+
+    @abstractmethod
+    def runtime_latest_knowledge(self, conversation_id: str) -> Instant | None:
+        """The latest ``known_from`` of the conversation's records, or ``None``."""
+
+    @abstractmethod
+    def put_runtime_content(self, conversation_id: str, sha256: str, data: bytes, *,
+                            inline: bool) -> None:
+        """Keep raw bytes for a conversation: in the database (``inline``) or in the blob
+        store. Idempotent for one conversation and digest."""
+
+    @abstractmethod
+    def runtime_content(self, conversation_id: str, sha256: str) -> bytes | None:
+        """Raw bytes kept for a conversation, or ``None`` (unknown or erased)."""
+
+    @abstractmethod
+    def delete_runtime_contents(self, conversation_id: str, sha256s: Sequence[str]) -> int:
+        """Erase a conversation's raw bytes (retention); how many were erased."""
+
+    @abstractmethod
+    def delete_runtime_records(self, conversation_id: str, seqs: Sequence[int]) -> int:
+        """Erase records (retention); how many."""
+
+    @abstractmethod
+    def delete_runtime_conversations(self, conversation_ids: Sequence[str]) -> int:
+        """Erase conversations with every row that belongs to them; how many rows."""
+
+    @abstractmethod
+    def runtime_blob_digests(self) -> list[str]:
+        """Every digest in the blob store, sorted."""
+
+    @abstractmethod
+    def runtime_blob_referenced(self, sha256: str) -> bool:
+        """True while some conversation's content is kept in the blob under ``sha256``."""
+
+    @abstractmethod
+    def delete_runtime_blobs(self, sha256s: Sequence[str]) -> int:
+        """Erase blobs (the caller checked they are unreferenced); how many."""
+
+    @abstractmethod
+    def end_runtime_blobs(self, committed: bool) -> None:
+        """Called after a runtime transaction: when it rolled back, forget the blobs it
+        created outside the database (a file store cannot roll back by itself)."""
+
+    @abstractmethod
+    def runtime_compact(self) -> str:
+        """After an erasure, make the freed bytes unreadable where the backend can (outside a
+        transaction); a sentence saying what was done."""
 
     # -- helpers shared by backends ---------------------------------------------------------
     def __enter__(self) -> Store:

@@ -39,6 +39,7 @@ from vigente.kernel.versions import PrecedenceRule, Version
 from vigente.store.base import Store, Write
 from vigente.store.postgres_records import RECORD_MIGRATIONS, PostgresRecords
 from vigente.store.postgres_retrieval import RETRIEVAL_MIGRATIONS, PostgresRetrieval
+from vigente.store.postgres_runtime import RUNTIME_MIGRATIONS, PostgresRuntime
 from vigente.time import Instant, Interval
 
 __all__ = ["MIGRATIONS", "PostgresStore"]
@@ -111,6 +112,7 @@ MIGRATIONS: list[list[str]] = [
 
 MIGRATIONS += RECORD_MIGRATIONS
 MIGRATIONS += RETRIEVAL_MIGRATIONS
+MIGRATIONS += RUNTIME_MIGRATIONS  # the runtime graph (keep new migrations after this line)
 
 SELECT_SCHEMA_TABLE = "SELECT to_regclass('vigente_migrations')"
 CREATE_SCHEMA_TABLE = "CREATE TABLE IF NOT EXISTS vigente_migrations (version integer PRIMARY KEY)"
@@ -286,7 +288,7 @@ def _hint(exc: psycopg.Error, *, migrating: bool = False) -> str:
     return "this is unexpected: please report it with the message above"
 
 
-class PostgresStore(PostgresRecords, PostgresRetrieval, Store):
+class PostgresStore(PostgresRecords, PostgresRetrieval, PostgresRuntime, Store):
     """A :class:`Store` in a PostgreSQL database (``postgresql://user@host:port/dbname``).
 
     ``min_size``/``max_size`` bound the connection pool (one connection per concurrent

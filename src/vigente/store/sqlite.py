@@ -22,6 +22,7 @@ from vigente.kernel.versions import PrecedenceRule, Version
 from vigente.store.base import Store, Write
 from vigente.store.sqlite_records import RECORD_MIGRATIONS, SQLiteRecords
 from vigente.store.sqlite_retrieval import RETRIEVAL_MIGRATIONS, SQLiteRetrieval
+from vigente.store.sqlite_runtime import RUNTIME_MIGRATIONS, SQLiteRuntime
 from vigente.time import Instant, Interval
 
 __all__ = ["SQLiteStore"]
@@ -101,6 +102,8 @@ MIGRATIONS += [
             WHERE known_to = {OPEN_END}""",
     ],
 ]
+
+MIGRATIONS += RUNTIME_MIGRATIONS  # the runtime graph (keep new migrations after this line)
 
 # Per connection: a larger page cache, and reads through a memory map (no system call per page).
 CONNECTION_PRAGMAS = ("PRAGMA cache_size = -65536", "PRAGMA mmap_size = 1073741824")
@@ -279,7 +282,7 @@ class _Rows:
         return result
 
 
-class SQLiteStore(SQLiteRecords, SQLiteRetrieval, Store):
+class SQLiteStore(SQLiteRecords, SQLiteRetrieval, SQLiteRuntime, Store):
     """A :class:`Store` in one SQLite file (or ``":memory:"``)."""
 
     def __init__(self, path: str | Path = ":memory:", *, timeout: float = 30.0) -> None:

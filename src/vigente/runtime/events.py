@@ -1,0 +1,191 @@
+"""The event log of ``../shared/contract/RUNTIME.md``: one JSON object per line, applied in
+file order inside one transaction. A bad line raises :class:`ImportFileError` with its number
+and nothing of the file is written. Keys the contract does not name are ignored (a writer may
+add its own); ``tool_result`` also takes ``branch``, ``provider`` and ``tool_version``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from vigente.errors import ImportFileError, InvalidInput, VigenteError
+from vigente.jsonl import json_objects, read_lines
+from vigente.time import Instant, current_instant
+
+if TYPE_CHECKING:
+    from vigente.runtime.service import Runtime
+
+__all__ = ["EVENTS", "RuntimeImportReport", "apply_event", "import_events"]
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeImportReport:
+    """What an import wrote: events applied, by kind."""
+
+    events: int
+    by_kind: dict[str, int]
+    conversations: tuple[str, ...]
+
+
+def _get(obj: dict[str, Any], key: str, kind: type | tuple[type, ...], *,
+         required: bool = False, default: Any = None) -> Any:
+    if key not in obj or obj[key] is None:
+        if required:
+            raise InvalidInput(f'a "{obj["event"]}" event needs "{key}"')
+        return default
+    value = obj[key]
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind in (int, float)):
+        names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        raise InvalidInput(f'"{key}" must be {names}, got {type(value).__name__}')
+    return value
+
+
+def _ids(obj: dict[str, Any], key: str, *, required: bool = False) -> list[str]:
+    value = _get(obj, key, list, required=required, default=[])
+    if not all(isinstance(v, str) for v in value):
+        raise InvalidInput(f'"{key}" must be a list of ids (strings)')
+    return list(value)
+
+
+def _conversation(rt: Runtime, e: dict[str, Any], at: Instant) -> None:
+    rt.open_conversation(_get(e, "id", str, required=True), _get(e, "account", str, required=True),
+                         title=_get(e, "title", str), at=at)
+
+
+def _participant(rt: Runtime, e: dict[str, Any], at: Instant) -> None:
+    rt.add_participant(e["conversation"], _get(e, "id", str, required=True),
+                       model=_get(e, "model", str, required=True),
+                       provider=_get(e, "provider", str, default="openai"),
+                       label=_get(e, "label", str), at=at)
+
+
+def _branch(rt: Runtime, e: dict[str, Any], at: Instant) -> None:
+    rt.fork_branch(e["conversation"], _get(e, "id", str, required=True),
+                   parent=_get(e, "parent", str), fork_after=_get(e, "fork_after", str), at=at)
+
+
+def _run(rt: Runtime, e: dict[str, Any], at: Instant) -> None:
+    rt.start_run(e["conversation"], _get(e, "id", str, required=True),
+                 branch=_get(e, "branch", str, required=True),
+                 participant=_get(e, "participant", str, required=True),
+                 mode=_get(e, "mode", str, required=True),
+                 parent_run=_get(e, "parent_run", str), at=at)
+
+
+def _message(rt: Runtime, e: dict[str, Any], at: Instant) -> None:
+    rt.record_message(e["conversation"], _get(e, "id", str, required=True),
+                      branch=_get(e, "branch", str, required=True),
+                      role=_get(e, "role", str, required=True),
+                      content=_get(e, "content", str, required=True),
+                      run=_get(e, "run", str), at=at)
+
+
+def _tool_call(rt: Runtime, e: dict[str, Any], at: Instant) -> None:
+    rt.record_tool_call(e["conversation"], _get(e, "id", str, required=True),
+                        run=_get(e, "run", str, required=True),
+                        name=_get(e, "name", str, required=True),
+                        arguments=_get(e, "arguments", dict, required=True),
+                        raw_arguments=_get(e, "raw_arguments", str), at=at)
+
+
+def _tool_result(rt: Runtime, e: dict[str, Any], at: Instant) -> None:
+    if "content" not in e:
+        raise InvalidInput('a "tool_result" event needs "content"')
+    rt.record_tool_result(e["conversation"], _get(e, "call", str, required=True),
+                          status=_get(e, "status", str, required=True), content=e["content"],
+                          privacy=_get(e, "privacy", str, default="public"),
+                          visibility=_get(e, "visibility", str, default="participant"),
+                          retry_critical=_get(e, "retry_critical", bool, default=False),
+                          branch=_get(e, "branch", str), provider=_get(e, "provider", str),
+                          tool_version=_get(e, "tool_version", str), at=at)
+
+
+def _memory(rt: Runtime, e: dict[str, Any], at: Instant) -> None:
+    rt.record_memory(
+        e["conversation"], _get(e, "id", str, required=True),
+        sources=_ids(e, "sources", required=True), summary=_get(e, "summary", str, required=True),
+        facts=_get(e, "facts", dict), kind=_get(e, "kind", str, default="tool"),
+        freshness=_get(e, "freshness", str), observed_at=_get(e, "observed_at", str),
+        stale_after=_get(e, "stale_after", str), revalidate_with=_ids(e, "revalidate_with"),
+        confidence=_get(e, "confidence", (int, float)),
+        confidence_source=_get(e, "confidence_source", str),
+        confidence_reason=_get(e, "confidence_reason", str),
+        supersedes=_ids(e, "supersedes"), conflicts_with=_ids(e, "conflicts_with"),
+        privacy=_get(e, "privacy", str), visibility=_get(e, "visibility", str), at=at)
+
+
+def _skill_state(rt: Runtime, e: dict[str, Any], at: Instant) -> None:
+    rt.record_skill_state(e["conversation"], _get(e, "run", str, required=True),
+                          skills=_ids(e, "skills", required=True), tools=_ids(e, "tools"),
+                          profile=_get(e, "profile", str), state_id=_get(e, "id", str), at=at)
+
+
+def _checkpoint(rt: Runtime, e: dict[str, Any], at: Instant) -> None:
+    rt.record_checkpoint(e["conversation"], _get(e, "id", str, required=True),
+                         run=_get(e, "run", str, required=True),
+                         state=_get(e, "state", dict, required=True), at=at)
+
+
+def _promote(rt: Runtime, e: dict[str, Any], at: Instant) -> None:
+    rt.promote(e["conversation"], _get(e, "run", str, required=True),
+               _ids(e, "refs", required=True), as_=_get(e, "as", str, default="final_report"),
+               at=at)
+
+
+def _share(rt: Runtime, e: dict[str, Any], at: Instant) -> None:
+    rt.share(e["conversation"], _get(e, "ref", str, required=True), _ids(e, "with", required=True),
+             at=at)
+
+
+EVENTS: dict[str, Callable[[Runtime, dict[str, Any], Instant], None]] = {
+    "conversation": _conversation,
+    "participant": _participant,
+    "branch": _branch,
+    "run": _run,
+    "message": _message,
+    "tool_call": _tool_call,
+    "tool_result": _tool_result,
+    "memory": _memory,
+    "skill_state": _skill_state,
+    "checkpoint": _checkpoint,
+    "promote": _promote,
+    "share": _share,
+}
+
+
+def apply_event(rt: Runtime, event: dict[str, Any], at: Instant) -> None:
+    """Apply one event (already carrying its ``at``) inside the caller's transaction."""
+    kind = event.get("event")
+    if kind not in EVENTS:
+        raise InvalidInput(f"unknown event {kind!r}: use one of {', '.join(EVENTS)}")
+    if kind != "conversation" and not isinstance(event.get("conversation"), str):
+        raise InvalidInput(f'a "{kind}" event needs "conversation" (the conversation id)')
+    EVENTS[kind](rt, event, at)
+
+
+def import_events(rt: Runtime, source: str | Path | Iterable[bytes | str], *,
+                  now: Instant | None = None) -> RuntimeImportReport:
+    """Import an event log atomically; a bad line names its number and nothing is written."""
+    lines = read_lines(source) if isinstance(source, str | Path) else source
+    clock = now or current_instant()
+    at = clock
+    counts: Counter[str] = Counter()
+    conversations: dict[str, None] = {}
+    with rt.transaction():
+        for number, event in json_objects(lines):
+            try:
+                if "at" in event and event["at"] is not None:
+                    if not isinstance(event["at"], str):
+                        raise InvalidInput('"at" must be a date or timestamp string')
+                    at = rt.instant(event["at"])
+                apply_event(rt, event, at)
+            except VigenteError as exc:
+                raise ImportFileError(number, str(exc)) from None
+            counts[str(event["event"])] += 1
+            cid = event["id"] if event["event"] == "conversation" else event["conversation"]
+            conversations[str(cid)] = None
+    return RuntimeImportReport(sum(counts.values()), dict(counts), tuple(conversations))

@@ -1,0 +1,348 @@
+"""The reads the assembler and the surfaces need: branch ancestry, a participant's candidates
+at a knowledge time, the whole graph as it was known, the transcript, artifact contents.
+
+Every read takes ``known_at`` (default: now) and sees only records known by then, so a read at
+``k`` returns the same graph whatever is appended later.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from vigente.errors import InvalidInput
+from vigente.runtime.records import (
+    Branch,
+    Conversation,
+    Message,
+    ModelRun,
+    RuntimeRecord,
+    ToolArtifact,
+    from_record,
+)
+from vigente.time import Instant, TimeLike, current_instant
+
+if TYPE_CHECKING:
+    from vigente.store.base import Store
+
+__all__ = ["Candidate", "Candidates", "Graph", "RuntimeReads"]
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A record the participant may see, and how it reached it: ``own``, ``branch`` (visible
+    to the branch, possibly inherited through a fork), ``conversation``, ``shared``,
+    ``promoted``. Memories carry their links as known at the read; calls their status."""
+
+    node: Any
+    reach: str
+    superseded_by: tuple[str, ...] = ()
+    conflicts_with: tuple[str, ...] = ()
+    stale: bool = False
+    status: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Candidates:
+    """What one participant may see on a branch at ``known_at`` (``records``, in graph
+    order) and the records it reached that policy keeps from a model (``hidden``: record and
+    reason, ``audit_only`` or ``not_promoted``)."""
+
+    conversation: str
+    branch: str
+    participant: str
+    known_at: Instant
+    ancestry: tuple[tuple[str, int | None], ...]
+    records: tuple[Candidate, ...]
+    hidden: tuple[tuple[Any, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Graph:
+    """Every record of a conversation known at ``known_at``, typed, in graph order, with the
+    links and statuses derived from later records (as known then)."""
+
+    conversation: Conversation
+    known_at: Instant
+    nodes: tuple[Any, ...]
+    call_status: dict[str, str] = field(default_factory=dict)
+    superseded_by: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    conflicts: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    shared_with: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    promoted: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def of_kind(self, kind: str) -> list[Any]:
+        return [n for n in self.nodes if n.KIND == kind]
+
+    def as_dict(self, *, content: bool = True) -> dict[str, Any]:
+        from vigente.runtime.records import to_record
+
+        def plain(node: Any) -> dict[str, Any]:
+            r = to_record(node)
+            row = {"kind": r.kind, "id": r.record_id, "known_from": r.known_from.isoformat(),
+                   "seq": r.seq}
+            for name in ("branch_id", "participant_id", "run_id", "target_id", "visibility"):
+                if getattr(r, name) is not None:
+                    row[name] = getattr(r, name)
+            payload = dict(r.payload)
+            if not content:
+                payload.pop("content", None)
+            row.update(payload)
+            if r.kind == "tool_call":
+                row["status"] = self.call_status.get(r.record_id, "pending")
+            if r.kind in ("memory", "user_memory"):
+                row["superseded_by"] = list(self.superseded_by.get(r.record_id, ()))
+                row["conflicts"] = list(self.conflicts.get(r.record_id, ()))
+                stale = getattr(node, "stale_after", None)
+                row["stale"] = stale is not None and self.known_at >= stale
+            if r.record_id in self.shared_with:
+                row["shared_with"] = list(self.shared_with[r.record_id])
+            if r.record_id in self.promoted:
+                row["promoted_as"] = list(self.promoted[r.record_id])
+            return row
+
+        c = self.conversation
+        return {"conversation": {"id": c.id, "account": c.account, "title": c.title,
+                                 "known_from": c.known_from.isoformat()},
+                "known_at": self.known_at.isoformat(),
+                "records": [plain(n) for n in self.nodes]}
+
+
+class RuntimeReads:
+    """Read methods of :class:`~vigente.runtime.service.Runtime`."""
+
+    store: Store
+
+    def _at(self, known_at: TimeLike | None) -> Instant:
+        if known_at is None:
+            return current_instant()
+        return self.instant(known_at)
+
+    def instant(self, value: TimeLike) -> Instant:  # overridden by Runtime
+        raise NotImplementedError
+
+    def conversation(self, conversation: str) -> Conversation:
+        found = self.store.runtime_conversations(ids=[conversation])
+        if not found:
+            raise InvalidInput(f"unknown conversation {conversation!r}: list them with "
+                               "`vigente runtime show` or import an event log first")
+        return found[0]
+
+    def conversations(self, account: str | None = None) -> list[Conversation]:
+        return self.store.runtime_conversations(account=account)
+
+    def ancestry(self, conversation: str, branch: str, *, known_at: TimeLike | None = None
+                 ) -> list[tuple[str, int | None]]:
+        """``(branch, last inherited position)`` from ``branch`` (``None``: all of it) up to
+        its root: a branch sees its parent's records up to its fork point only."""
+        k = self._at(known_at)
+        chain: list[tuple[str, int | None]] = []
+        upto: int | None = None
+        current: str | None = branch
+        while current is not None:
+            if any(b == current for b, _ in chain):  # cannot happen: parents precede children
+                raise InvalidInput(f"branch links of {conversation!r} form a cycle at {current!r}")
+            found = self.store.runtime_records(conversation, kinds=["branch"],
+                                               record_ids=[current], known_at=k)
+            if not found:
+                raise InvalidInput(f"unknown branch {current!r} in conversation "
+                                   f"{conversation!r} (as known at {k})")
+            node: Branch = from_record(found[0])
+            chain.append((current, upto))
+            if node.parent is not None:
+                fork = node.fork_position if node.fork_position is not None else found[0].seq
+                upto = fork if upto is None else min(upto, fork)
+            current = node.parent
+        return chain
+
+    def candidates(self, conversation: str, branch: str, participant: str, *,
+                   known_at: TimeLike | None = None, run: str | None = None) -> Candidates:
+        """What ``participant`` may see on ``branch`` as known at ``known_at``: its own records
+        and those visible to the branch along the ancestry (up to each fork point), records
+        visible to the whole conversation, and records shared with or promoted to it. A
+        subagent child's records reach only that child's runs (``run``) unless promoted.
+        Each part is an indexed read, so the cost follows what is returned, not the size of
+        the conversation."""
+        k = self._at(known_at)
+        chain = self.ancestry(conversation, branch, known_at=k)
+        rows: dict[int, tuple[RuntimeRecord, str]] = {}
+        on_branch = {b for b, _ in chain}
+        for b, upto in chain:
+            for r in self.store.runtime_branch_records(conversation, b, upto, participant, k):
+                rows[r.seq] = (r, "own" if r.participant_id == participant else "branch")
+        grants: dict[str, str] = {}
+        for r in self.store.runtime_reachable(conversation, participant, k):
+            if r.kind in ("share", "promotion"):
+                assert r.target_id is not None
+                grants[r.target_id] = "shared" if r.kind == "share" else "promoted"
+            elif r.seq not in rows and (r.branch_id is None or r.branch_id not in on_branch):
+                rows[r.seq] = (r, "conversation")
+        if grants:
+            for r in self.store.runtime_records(conversation, record_ids=list(grants),
+                                                target_ids=list(grants), known_at=k):
+                if r.kind in ("share", "promotion", "link"):
+                    continue
+                ref = r.record_id if r.record_id in grants else r.target_id
+                assert ref is not None
+                rows[r.seq] = (r, grants[ref])  # the grant is what lets it through
+        records = [rows[s] for s in sorted(rows)]
+        runs = self._runs(conversation, {r.run_id for r, _ in records if r.run_id}, k, run)
+        visible: list[Candidate] = []
+        hidden: list[tuple[Any, str]] = []
+        memory_ids = [r.record_id for r, _ in records if r.kind in ("memory", "user_memory")]
+        superseded, conflicts = self._links(conversation, memory_ids, k)
+        status = self._statuses(conversation, [r for r, _ in records if r.kind == "tool_call"],
+                                k)
+        for r, reach in records:
+            node = from_record(r)
+            if r.visibility == "audit":
+                hidden.append((node, "audit_only"))
+                continue
+            if reach not in ("promoted", "shared") and not self._reaches(runs, r.run_id, run):
+                hidden.append((node, "not_promoted"))
+                continue
+            visible.append(Candidate(
+                node, reach, superseded.get(r.record_id, ()),
+                tuple(dict.fromkeys((*getattr(node, "conflicts_with", ()),
+                                     *conflicts.get(r.record_id, ())))),
+                bool(getattr(node, "stale_after", None) is not None
+                     and k >= node.stale_after),
+                status.get(r.record_id)))
+        return Candidates(conversation, branch, participant, k, tuple(chain), tuple(visible),
+                          tuple(hidden))
+
+    def _runs(self, conversation: str, ids: set[str], k: Instant, reader: str | None
+              ) -> dict[str, ModelRun]:
+        """The runs named, with their parent chains (to tell a subagent child's records)."""
+        runs: dict[str, ModelRun] = {}
+        wanted = set(ids) | ({reader} if reader else set())
+        while wanted:
+            found = self.store.runtime_records(conversation, kinds=["run"],
+                                               record_ids=sorted(wanted), known_at=k)
+            wanted = set()
+            for r in found:
+                node: ModelRun = from_record(r)
+                runs[node.id] = node
+                if node.parent_run and node.parent_run not in runs:
+                    wanted.add(node.parent_run)
+        return runs
+
+    @staticmethod
+    def _reaches(runs: dict[str, ModelRun], owner: str | None, reader: str | None) -> bool:
+        """A record of a subagent child run reaches only that run and its own children."""
+        if owner is None or owner not in runs or runs[owner].parent_run is None:
+            return True
+        seen = set()
+        while reader is not None and reader not in seen:
+            if reader == owner:
+                return True
+            seen.add(reader)
+            reader = runs[reader].parent_run if reader in runs else None
+        return False
+
+    def _links(self, conversation: str, memory_ids: list[str], k: Instant
+               ) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
+        superseded: dict[str, list[str]] = {}
+        conflicts: dict[str, list[str]] = {}
+        if memory_ids:
+            for r in self.store.runtime_records(conversation, kinds=["link"],
+                                                target_ids=memory_ids, known_at=k):
+                target = r.target_id
+                assert target is not None
+                into = superseded if r.payload["relation"] == "supersedes" else conflicts
+                into.setdefault(target, []).append(r.payload["source_id"])
+        return ({m: tuple(v) for m, v in superseded.items()},
+                {m: tuple(v) for m, v in conflicts.items()})
+
+    def _statuses(self, conversation: str, calls: list[RuntimeRecord], k: Instant
+                  ) -> dict[str, str]:
+        status = {c.record_id: "pending" for c in calls}
+        if calls:
+            for r in self.store.runtime_records(conversation, kinds=["artifact"],
+                                                target_ids=list(status), known_at=k):
+                assert r.target_id is not None
+                status[r.target_id] = r.payload["status"]
+        return status
+
+    def graph(self, conversation: str, *, known_at: TimeLike | None = None,
+              branch: str | None = None) -> Graph:
+        """Every record of the conversation known at ``known_at`` (of one branch and what it
+        inherits, when ``branch`` is given)."""
+        k = self._at(known_at)
+        conv = self.conversation(conversation)
+        records = self.store.runtime_records(conversation, known_at=k)
+        if branch is not None:
+            windows = dict(self.ancestry(conversation, branch, known_at=k))
+            records = [r for r in records if r.branch_id is None or (
+                r.branch_id in windows and (windows[r.branch_id] is None
+                                            or r.position <= (windows[r.branch_id] or 0)))]
+        status: dict[str, str] = {}
+        superseded: dict[str, list[str]] = {}
+        conflicts: dict[str, list[str]] = {}
+        shared: dict[str, list[str]] = {}
+        promoted: dict[str, list[str]] = {}
+        for r in records:
+            if r.kind == "artifact" and r.target_id:
+                status[r.target_id] = r.payload["status"]
+            elif r.kind == "link" and r.target_id:
+                source = r.payload["source_id"]
+                if r.payload["relation"] == "supersedes":
+                    superseded.setdefault(r.target_id, []).append(source)
+                else:
+                    conflicts.setdefault(r.target_id, []).append(source)
+                    conflicts.setdefault(source, []).append(r.target_id)
+            elif r.kind == "share" and r.target_id and r.participant_id:
+                shared.setdefault(r.target_id, []).append(r.participant_id)
+            elif r.kind == "promotion" and r.target_id:
+                promoted.setdefault(r.target_id, []).append(r.payload["as_"])
+        return Graph(conv, k, tuple(from_record(r) for r in records), status,
+                     {m: tuple(v) for m, v in superseded.items()},
+                     {m: tuple(dict.fromkeys(v)) for m, v in conflicts.items()},
+                     {m: tuple(v) for m, v in shared.items()},
+                     {m: tuple(v) for m, v in promoted.items()})
+
+    def transcript(self, conversation: str, branch: str, *,
+                   known_at: TimeLike | None = None) -> list[Message]:
+        """The user-visible projection of a branch: its messages and those it inherits, in
+        order; runtime records never appear in it (nor a subagent child's own messages)."""
+        k = self._at(known_at)
+        self.conversation(conversation)
+        messages: list[Message] = []
+        for b, upto in self.ancestry(conversation, branch, known_at=k):
+            for r in self.store.runtime_records(conversation, kinds=["message"], known_at=k):
+                if r.branch_id == b and (upto is None or r.seq <= upto) \
+                        and r.visibility == "branch":
+                    messages.append(from_record(r))
+        return sorted(messages, key=lambda m: m.seq)
+
+    def artifacts(self, artifact: str, *, conversation: str | None = None) -> list[ToolArtifact]:
+        """The artifacts kept for a call id (every result of it, in order)."""
+        homes = sorted({c for c, kind in self.store.runtime_record_homes(artifact)
+                        if kind == "artifact"})
+        if conversation is None:
+            if len(homes) > 1:
+                raise InvalidInput(f"artifact {artifact!r} exists in conversations "
+                                   f"{', '.join(homes)}: name one with --conversation")
+            if not homes:
+                base = artifact.split("@")[0]
+                homes = sorted({c for c, kind in self.store.runtime_record_homes(base)
+                                if kind == "tool_call"})[:1]
+            conversation = homes[0] if homes else None
+        if conversation is None:
+            raise InvalidInput(f"unknown artifact {artifact!r}: artifacts share their call's id")
+        found = self.store.runtime_records(conversation, kinds=["artifact"],
+                                           record_ids=[artifact], target_ids=[artifact])
+        if not found:
+            raise InvalidInput(f"unknown artifact {artifact!r} in conversation "
+                               f"{conversation!r}: artifacts share their call's id")
+        return [from_record(r) for r in found]
+
+    def artifact_content(self, artifact: ToolArtifact, *, part: str = "result") -> bytes:
+        """The raw bytes kept for an artifact's ``result`` or ``arguments``."""
+        ref = artifact.result_ref if part == "result" else artifact.arguments_ref
+        data = self.store.runtime_content(artifact.conversation_id, ref.sha256)
+        if data is None:
+            raise InvalidInput(f"the raw {part} of artifact {artifact.id!r} was erased by "
+                               f"retention; its sha256 {ref.sha256} and size ({ref.bytes} "
+                               "bytes) are kept")
+        return data

@@ -1,0 +1,125 @@
+"""Retention classes, garbage collection and account deletion: the runtime's only erasures.
+
+Retention is explicit per record kind (:data:`RETENTION`). GC erases what a class lets go
+(raw artifact bytes after their age, older checkpoints and skill states of a run) and blobs no
+content refers to; the artifact row itself stays as a tombstone (call, hashes, sizes), so the
+memories and promotions that cite it keep a valid reference. ``purge_account`` deletes every
+conversation of an account with all that belongs to it and then makes the freed bytes
+unreadable where the backend can (``Store.runtime_compact``).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from vigente.runtime.records import ContinuationCheckpoint, SkillState, ToolArtifact, from_record
+from vigente.time import Instant
+
+if TYPE_CHECKING:
+    from vigente.runtime.service import Runtime
+
+__all__ = ["RETENTION", "GCReport", "PurgeReport", "collect", "purge_account"]
+
+#: Retention class of each record kind: ``keep`` (until the account is deleted),
+#: ``raw:<days>`` (raw bytes erased after that many days, the record kept as a tombstone;
+#: ``secret`` artifacts use ``raw_secret``), ``latest:<days>`` (all but a run's latest record
+#: erased after that many days).
+RETENTION: dict[str, str] = {
+    "participant": "keep", "branch": "keep", "run": "keep", "message": "keep",
+    "tool_call": "keep", "artifact": "raw:180", "raw_secret": "raw:30", "memory": "keep",
+    "user_memory": "keep", "skill_state": "latest:30", "checkpoint": "latest:30",
+    "promotion": "keep", "share": "keep", "link": "keep",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class PurgeReport:
+    account: str
+    conversations: tuple[str, ...]
+    rows: int
+    blobs: int
+    compaction: str | None
+    dry_run: bool
+
+
+@dataclass(frozen=True, slots=True)
+class GCReport:
+    contents: int
+    records: int
+    blobs: int
+    dry_run: bool
+    compaction: str | None
+
+
+def _days(rule: str) -> _dt.timedelta:
+    return _dt.timedelta(days=int(rule.split(":", 1)[1]))
+
+
+def _older(at: Instant, now: Instant, age: _dt.timedelta) -> bool:
+    return now.micros - at.micros >= age // _dt.timedelta(microseconds=1)
+
+
+def purge_account(rt: Runtime, account: str, *, dry_run: bool = False) -> PurgeReport:
+    """Delete every conversation of ``account`` and everything derived from it."""
+    store = rt.store
+    conversations = tuple(c.id for c in store.runtime_conversations(account=account))
+    if dry_run:
+        rows = sum(len(store.runtime_records(c)) for c in conversations)
+        return PurgeReport(account, conversations, rows + len(conversations), 0, None, True)
+    with rt.transaction():
+        rows = store.delete_runtime_conversations(conversations)
+    blobs = _unreferenced_blobs(rt, dry_run=False)
+    return PurgeReport(account, conversations, rows, blobs, store.runtime_compact(), False)
+
+
+def _unreferenced_blobs(rt: Runtime, *, dry_run: bool) -> int:
+    store = rt.store
+    orphans = [sha for sha in store.runtime_blob_digests()
+               if not store.runtime_blob_referenced(sha)]
+    if not dry_run and orphans:
+        with rt.transaction():
+            store.delete_runtime_blobs(orphans)
+    return len(orphans)
+
+
+def collect(rt: Runtime, *, now: Instant, dry_run: bool = False) -> GCReport:
+    """Apply :data:`RETENTION` as of ``now``."""
+    store = rt.store
+    contents = records = 0
+    with rt.transaction():
+        for conversation in store.runtime_conversations():
+            rows = store.runtime_records(conversation.id,
+                                         kinds=["artifact", "checkpoint", "skill_state"])
+            erase: set[str] = set()
+            keep: set[str] = set()
+            latest: dict[tuple[str, str], int] = {}
+            for r in rows:
+                if r.kind != "artifact" and r.run_id is not None:
+                    latest[(r.kind, r.run_id)] = r.seq
+            cited = {r.target_id for r in store.runtime_records(
+                conversation.id, kinds=["promotion", "share"])}
+            doomed: list[int] = []
+            for r in rows:
+                node = from_record(r)
+                if isinstance(node, ToolArtifact):
+                    rule = RETENTION["raw_secret" if node.privacy == "secret" else "artifact"]
+                    shas = {node.arguments_ref.sha256, node.result_ref.sha256}
+                    (erase if _older(r.known_from, now, _days(rule)) else keep).update(shas)
+                elif isinstance(node, ContinuationCheckpoint | SkillState):
+                    rule = RETENTION[r.kind]
+                    if (latest.get((r.kind, node.run_id)) != r.seq and r.record_id not in cited
+                            and _older(r.known_from, now, _days(rule))):
+                        doomed.append(r.seq)
+            gone = sorted(erase - keep)
+            present = [sha for sha in gone if store.runtime_content(conversation.id, sha)
+                       is not None]
+            contents += len(present)
+            records += len(doomed)
+            if not dry_run:
+                store.delete_runtime_contents(conversation.id, present)
+                store.delete_runtime_records(conversation.id, doomed)
+    blobs = _unreferenced_blobs(rt, dry_run=dry_run)
+    compaction = None if dry_run or not (contents or records or blobs) else store.runtime_compact()
+    return GCReport(contents, records, blobs, dry_run, compaction)

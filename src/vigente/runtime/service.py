@@ -1,0 +1,654 @@
+"""The calls an agent loop makes: ``vg.runtime``.
+
+Every write is one transaction (nested calls join the caller's, so an import is one) and is
+appended with the time it became known (``at``; default: now). Knowledge never goes back within a
+conversation: a record known earlier than what the conversation already holds is refused, so a
+read at ``k`` never changes when later records arrive. References are checked before anything is
+written: an unknown or foreign id, a result on another branch, a second result, a branch cycle,
+a self-superseding memory are refused with what to do instead.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from vigente.errors import FutureKnowledgeError, HistoryRewriteError, InvalidInput
+from vigente.kernel.values import check_name
+from vigente.runtime.content import INLINE_LIMIT, raw_bytes, reference
+from vigente.runtime.extract import DefaultExtractor, Extractor
+from vigente.runtime.reader import RuntimeReads
+from vigente.runtime.records import (
+    FRESHNESS,
+    MODES,
+    PRIVACY,
+    PROMOTION_AS,
+    STATUSES,
+    VISIBILITY,
+    Branch,
+    ContentRef,
+    ContinuationCheckpoint,
+    Conversation,
+    Link,
+    Message,
+    ModelRun,
+    Node,
+    Participant,
+    Promotion,
+    RuntimeRecord,
+    Share,
+    SkillState,
+    ToolArtifact,
+    ToolCall,
+    ToolMemory,
+    UserMemory,
+    from_record,
+    to_record,
+)
+from vigente.store.base import Store
+from vigente.time import Instant, TimeLike, current_instant, parse_instant, to_instant
+
+if TYPE_CHECKING:
+    from vigente.runtime.events import RuntimeImportReport
+    from vigente.runtime.retention import GCReport, PurgeReport
+
+__all__ = ["DEFAULT_STALE_AFTER", "Runtime"]
+
+#: How long a memory of each freshness class stays current after it was observed.
+DEFAULT_STALE_AFTER: dict[str, _dt.timedelta | None] = {
+    "volatile": _dt.timedelta(hours=1),
+    "session": _dt.timedelta(hours=24),
+    "scoped": _dt.timedelta(days=7),
+    "durable": _dt.timedelta(days=90),
+    "permanent": None,
+}
+_FINAL = ("succeeded", "failed")
+_REFERABLE = ("message", "run", "tool_call", "artifact", "memory", "user_memory",
+              "skill_state", "checkpoint")
+
+
+def _choice(name: str, value: str, allowed: Sequence[str]) -> str:
+    if value not in allowed:
+        raise InvalidInput(f"unknown {name} {value!r}: use one of {', '.join(allowed)}")
+    return value
+
+
+def _text(name: str, value: object) -> str:
+    if not isinstance(value, str):
+        raise InvalidInput(f"{name} must be a string, got {type(value).__name__}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput(f"{name} is not valid UTF-8 text: re-encode it (raw binary output "
+                           "belongs in a tool result)") from None
+    return value
+
+
+def _names(name: str, values: Sequence[str] | None) -> tuple[str, ...]:
+    if values is None:
+        return ()
+    if isinstance(values, str) or not all(isinstance(v, str) for v in values):
+        raise InvalidInput(f"{name} must be a list of strings")
+    return tuple(values)
+
+
+class Runtime(RuntimeReads):
+    """The agent runtime graph over one :class:`Store` (composed by ``Vigente.runtime``).
+
+    ``inline_limit``: raw contents up to this many bytes stay in the database, larger ones go
+    to the blob store. ``stale_after``: the freshness classes' defaults. ``extractor`` derives
+    a memory from each successful result the caller gives no memory for.
+    """
+
+    def __init__(self, store: Store, *, default_zone: str | None = None,
+                 inline_limit: int = INLINE_LIMIT,
+                 stale_after: Mapping[str, _dt.timedelta | None] | None = None,
+                 extractor: Extractor | None = None) -> None:
+        self.store = store
+        self.default_zone = default_zone
+        self.inline_limit = inline_limit
+        self.stale_after = {**DEFAULT_STALE_AFTER, **(stale_after or {})}
+        self.extractor: Extractor = extractor or DefaultExtractor()
+
+    # -- plumbing --------------------------------------------------------------------------
+    def instant(self, value: TimeLike) -> Instant:
+        if isinstance(value, str):
+            return parse_instant(value, default_zone=self.default_zone)
+        return to_instant(value, default_zone=self.default_zone)
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One atomic unit of runtime writes (blobs written for a unit that fails are removed)."""
+        try:
+            with self.store.transaction():
+                yield
+        except BaseException:
+            self.store.end_runtime_blobs(False)
+            raise
+        self.store.end_runtime_blobs(True)
+
+    def _known(self, conversation: str, at: TimeLike | None) -> Instant:
+        now = current_instant()
+        k = now if at is None else self.instant(at)
+        if k > now and not k.same_moment(now):
+            raise FutureKnowledgeError(
+                f"at {k} is after now ({now}): a record cannot become known in the future")
+        latest = self.store.runtime_latest_knowledge(conversation)
+        if latest is not None and k < latest:
+            raise HistoryRewriteError(
+                f"conversation {conversation!r} already holds records known on {latest}; a "
+                f"record known on {k} would rewrite history: give an `at` on or after {latest}")
+        return k
+
+    def _append(self, *nodes: Node) -> list[RuntimeRecord]:
+        records = [to_record(n) for n in nodes]
+        seqs = self.store.append_runtime_records(records)
+        return [RuntimeRecord(**{**_fields(r), "seq": s}) for r, s in zip(records, seqs,
+                                                                           strict=True)]
+
+    def _one(self, conversation: str, kinds: Sequence[str], record_id: str, what: str,
+             hint: str) -> RuntimeRecord:
+        found = self.store.runtime_records(conversation, kinds=kinds, record_ids=[record_id])
+        if found:
+            return found[-1]
+        homes = [c for c, kind in self.store.runtime_record_homes(record_id)
+                 if kind in kinds and c != conversation]
+        if homes:
+            raise InvalidInput(
+                f"{what} {record_id!r} belongs to conversation {homes[0]!r}, not "
+                f"{conversation!r}: a record may only cite records of its own conversation")
+        raise InvalidInput(f"unknown {what} {record_id!r} in conversation {conversation!r}: "
+                           f"{hint}")
+
+    def _absent(self, conversation: str, kinds: Sequence[str], record_id: str, what: str
+                ) -> str:
+        check_name(f"{what} id", record_id)
+        if self.store.runtime_records(conversation, kinds=kinds, record_ids=[record_id]):
+            raise InvalidInput(f"{what} {record_id!r} already exists in conversation "
+                               f"{conversation!r}: ids are unique; use a new id")
+        return record_id
+
+    def _conversation(self, conversation: str) -> Conversation:
+        found = self.store.runtime_conversations(ids=[conversation])
+        if not found:
+            raise InvalidInput(f"unknown conversation {conversation!r}: open it first "
+                               "(a `conversation` event)")
+        return found[0]
+
+    def _run(self, conversation: str, run: str) -> ModelRun:
+        node: ModelRun = from_record(self._one(conversation, ["run"], run, "run",
+                                               "record the run first"))
+        return node
+
+    # -- conversations, participants, branches, runs ---------------------------------------
+    def open_conversation(self, conversation: str, account: str, *, title: str | None = None,
+                          at: TimeLike | None = None) -> Conversation:
+        """Start a conversation owned by ``account`` (the unit an account purge deletes)."""
+        check_name("conversation id", conversation)
+        check_name("account", account)
+        with self.transaction():
+            existing = self.store.runtime_conversations(ids=[conversation])
+            if existing:
+                raise InvalidInput(f"conversation {conversation!r} already exists: use a new id")
+            node = Conversation(conversation, account, self._known(conversation, at),
+                                None if title is None else _text("title", title))
+            self.store.append_runtime_conversation(node)
+        return node
+
+    def add_participant(self, conversation: str, participant: str, *, model: str,
+                        provider: str = "openai", label: str | None = None,
+                        at: TimeLike | None = None) -> Participant:
+        with self.transaction():
+            self._conversation(conversation)
+            self._absent(conversation, ["participant"], participant, "participant")
+            node = Participant(conversation, participant, self._known(conversation, at),
+                               check_name("model", model), check_name("provider", provider),
+                               label)
+            self._append(node)
+        return node
+
+    def fork_branch(self, conversation: str, branch: str, *, parent: str | None = None,
+                    fork_after: str | None = None, at: TimeLike | None = None) -> Branch:
+        """A root branch (no ``parent``) or a branch inheriting ``parent``'s records up to and
+        including the message ``fork_after`` (default: everything the parent holds now)."""
+        with self.transaction():
+            self._conversation(conversation)
+            self._absent(conversation, ["branch"], branch, "branch")
+            if parent == branch:
+                raise InvalidInput(f"branch {branch!r} names itself as its parent: a branch "
+                                   "forks from another, earlier branch")
+            position = None
+            if parent is not None:
+                self._one(conversation, ["branch"], parent, "parent branch",
+                          "record the parent branch first (links may not form a cycle)")
+                if fork_after is not None:
+                    position = self._fork_position(conversation, parent, fork_after)
+            elif fork_after is not None:
+                raise InvalidInput("fork_after needs a parent branch")
+            node = Branch(conversation, branch, self._known(conversation, at), parent,
+                          fork_after, position)
+            self._append(node)
+        return node
+
+    def _fork_position(self, conversation: str, parent: str, message: str) -> int:
+        found = self._one(conversation, ["message"], message, "message",
+                          "fork after a message of the parent branch")
+        windows = dict(self.ancestry(conversation, parent))
+        if found.branch_id not in windows or found.seq > (windows[found.branch_id] or found.seq):
+            raise InvalidInput(f"message {message!r} is on branch {found.branch_id!r}, not on "
+                               f"branch {parent!r} or what it inherits: fork after one of its "
+                               "messages")
+        return found.seq
+
+    def start_run(self, conversation: str, run: str, *, branch: str, participant: str,
+                  mode: str = "chat", parent_run: str | None = None,
+                  at: TimeLike | None = None) -> ModelRun:
+        """One generation attempt; ``parent_run`` makes it a subagent child of that run."""
+        with self.transaction():
+            self._absent(conversation, ["run"], run, "run")
+            self._one(conversation, ["branch"], branch, "branch", "record the branch first")
+            self._one(conversation, ["participant"], participant, "participant",
+                      "record the participant first")
+            _choice("mode", mode, MODES)
+            if parent_run is not None:
+                self._run(conversation, parent_run)
+            node = ModelRun(conversation, run, self._known(conversation, at), branch,
+                            participant, mode, parent_run)
+            self._append(node)
+        return node
+
+    # -- transcript ------------------------------------------------------------------------
+    def record_message(self, conversation: str, message: str, *, branch: str, role: str,
+                       content: str, run: str | None = None, at: TimeLike | None = None
+                       ) -> Message:
+        """A node of the user-visible transcript; an assistant answer of a top-level run is
+        branch context, one of a subagent child stays the child's until promoted."""
+        with self.transaction():
+            self._absent(conversation, ["message"], message, "message")
+            self._one(conversation, ["branch"], branch, "branch", "record the branch first")
+            _choice("role", role, ("system", "user", "assistant"))
+            participant = None
+            visibility = "branch"
+            if run is not None:
+                owner = self._run(conversation, run)
+                if owner.branch_id != branch:
+                    raise InvalidInput(f"run {run!r} is on branch {owner.branch_id!r}, the "
+                                       f"message on {branch!r}: record it on the run's branch")
+                participant = owner.participant_id
+                if owner.parent_run is not None:
+                    visibility = "participant"
+            node = Message(conversation, message, self._known(conversation, at), branch, role,
+                           _text("content", content), run, participant, visibility)
+            self._append(node)
+        return node
+
+    # -- tools -----------------------------------------------------------------------------
+    def record_tool_call(self, conversation: str, call: str, *, run: str, name: str,
+                         arguments: Mapping[str, Any], raw_arguments: str | None = None,
+                         at: TimeLike | None = None) -> ToolCall:
+        """A call a run asked for (``raw_arguments``: the arguments exactly as the model
+        wrote them, when they were a string)."""
+        with self.transaction():
+            self._absent(conversation, ["tool_call"], call, "tool call")
+            owner = self._run(conversation, run)
+            if not isinstance(arguments, Mapping):
+                raise InvalidInput("tool call arguments must be a JSON object")
+            args = dict(arguments)
+            if raw_arguments is not None:
+                args = {**args, "__raw__": _text("raw arguments", raw_arguments)}
+            json.dumps(args, allow_nan=False)
+            node = ToolCall(conversation, call, self._known(conversation, at), run,
+                            owner.branch_id, owner.participant_id, check_name("tool name", name),
+                            args)
+            self._append(node)
+        return node
+
+    def record_tool_result(self, conversation: str, call: str, *, status: str, content: Any,
+                           privacy: str = "public", visibility: str = "participant",
+                           retry_critical: bool = False, branch: str | None = None,
+                           provider: str | None = None, tool_version: str | None = None,
+                           derive: bool = True, at: TimeLike | None = None) -> ToolArtifact:
+        """Keep a call's raw result (or error) as its artifact before anything truncates it;
+        a successful result gets a memory from the extractor unless ``derive`` is false."""
+        _choice("status", status, STATUSES)
+        _choice("privacy", privacy, PRIVACY)
+        _choice("visibility", visibility, VISIBILITY)
+        with self.transaction():
+            found = self.store.runtime_records(conversation, kinds=["tool_call"],
+                                               record_ids=[call])
+            if not found:
+                self._one(conversation, ["tool_call"], call, "call id",
+                          "record the tool_call before its result")
+            the_call: ToolCall = from_record(found[0])
+            if branch is not None and branch != the_call.branch_id:
+                raise InvalidInput(f"call {call!r} was made on branch {the_call.branch_id!r}: a "
+                                   f"result on branch {branch!r} cannot answer it")
+            earlier = [from_record(r) for r in self.store.runtime_records(
+                conversation, kinds=["artifact"], target_ids=[call])]
+            if earlier and earlier[-1].status in _FINAL:
+                raise InvalidInput(f"call {call!r} already has a {earlier[-1].status} result: a "
+                                   "call gets one final result (a deferred or pending one may "
+                                   "be followed by its outcome)")
+            k = self._known(conversation, at)
+            run = self._run(conversation, the_call.run_id)
+            args = dict(the_call.arguments)
+            raw_args = args.pop("__raw__", None)
+            arg_bytes, arg_encoding = raw_bytes(raw_args if raw_args is not None else args)
+            result_bytes, result_encoding = raw_bytes(content)
+            arg_ref = self._keep(conversation, arg_bytes, arg_encoding)
+            result_ref = self._keep(conversation, result_bytes, result_encoding)
+            skills = self.store.runtime_records(conversation, kinds=["skill_state"],
+                                                record_ids=None, target_ids=None)
+            active = next((tuple(r.payload.get("skills", ())) for r in reversed(skills)
+                           if r.run_id == run.id), ())
+            node = ToolArtifact(
+                conversation, call if not earlier else f"{call}@{len(earlier) + 1}", k, call,
+                run.id, run.branch_id, run.participant_id, the_call.name, status, arg_ref,
+                result_ref, found[0].seq, run.mode, privacy, visibility, bool(retry_critical),
+                (), active, provider, tool_version, status == "failed")
+            nodes: list[Node] = [node]
+            if derive and status == "succeeded":
+                memory = self._derived_memory(node, arg_bytes, result_bytes)
+                if memory is not None:
+                    nodes.append(memory)
+            self._append(*nodes)
+        return node
+
+    def _keep(self, conversation: str, data: bytes, encoding: str) -> ContentRef:
+        ref = reference(data, encoding, self.inline_limit)
+        self.store.put_runtime_content(conversation, ref.sha256, data, inline=not ref.in_blob)
+        return ref
+
+    def _derived_memory(self, artifact: ToolArtifact, arguments: bytes, result: bytes
+                        ) -> ToolMemory | None:
+        extraction = self.extractor.extract(artifact.tool_name, artifact.status, arguments,
+                                            result)
+        if extraction is None:
+            return None
+        freshness = "scoped"
+        return ToolMemory(
+            artifact.conversation_id, f"{artifact.id}#memory", artifact.known_from,
+            summary=extraction.summary, sources=(artifact.id,),
+            source_tools=(artifact.tool_name,), facts=extraction.facts,
+            branch_id=artifact.branch_id, participant_id=artifact.participant_id,
+            run_id=artifact.run_id, confidence=extraction.confidence,
+            confidence_source=self.extractor.name if extraction.confidence is not None else None,
+            confidence_reason=extraction.confidence_reason,
+            ambiguity_notes=extraction.ambiguity_notes, limit_notes=extraction.limit_notes,
+            privacy=artifact.privacy, visibility=artifact.visibility, freshness=freshness,
+            observed_at=artifact.known_from,
+            stale_after=self._stale_after(freshness, artifact.known_from),
+            revalidate_with=(artifact.tool_name,), provenance=(f"artifact:{artifact.id}",),
+            resolution_status=artifact.status, extractor=self.extractor.name,
+            anchor=artifact.anchor,
+        )
+
+    def _stale_after(self, freshness: str, observed: Instant) -> Instant | None:
+        delta = self.stale_after.get(freshness)
+        if delta is None:
+            return None
+        return Instant(observed.micros + delta // _dt.timedelta(microseconds=1))
+
+    # -- memories --------------------------------------------------------------------------
+    def record_memory(self, conversation: str, memory: str, *, sources: Sequence[str],
+                      summary: str, facts: Mapping[str, Any] | None = None, kind: str = "tool",
+                      freshness: str | None = None, observed_at: TimeLike | None = None,
+                      stale_after: TimeLike | None = None,
+                      revalidate_with: Sequence[str] | None = None,
+                      confidence: float | None = None, confidence_source: str | None = None,
+                      confidence_reason: str | None = None,
+                      supersedes: Sequence[str] = (), conflicts_with: Sequence[str] = (),
+                      privacy: str | None = None, visibility: str | None = None,
+                      at: TimeLike | None = None) -> ToolMemory | UserMemory:
+        """A memory derived from tool calls, artifacts or other memories (``kind="tool"``), or
+        a user memory from the user's own messages (``kind="user"``, never from tool output).
+        ``supersedes``/``conflicts_with`` name earlier memories of this conversation; the
+        reverse links (``superseded_by``) are read from them."""
+        _choice("memory kind", kind, ("tool", "user"))
+        sources = _names("sources", sources)
+        supersedes = _names("supersedes", supersedes)
+        conflicts_with = _names("conflicts_with", conflicts_with)
+        if not sources:
+            raise InvalidInput("a memory needs at least one source (call, artifact or memory "
+                               "id): provenance is what makes it verifiable")
+        for name, ids in (("supersede", supersedes), ("conflict with", conflicts_with)):
+            if memory in ids:
+                raise InvalidInput(f"memory {memory!r} cannot {name} itself: name an earlier "
+                                   "memory")
+        with self.transaction():
+            self._absent(conversation, ["memory", "user_memory"], memory, "memory")
+            resolved = [self._source(conversation, s, kind) for s in sources]
+            earlier = [self._one(conversation, ["memory", "user_memory"], m, "memory",
+                                 "a memory supersedes or conflicts with an earlier memory")
+                       for m in (*supersedes, *conflicts_with)]
+            del earlier
+            k = self._known(conversation, at)
+            owner = next((r for r in resolved if r.participant_id is not None), resolved[0])
+            links = [Link(conversation, f"{memory}>supersedes>{m}", k, "supersedes", memory, m)
+                     for m in supersedes]
+            links += [Link(conversation, f"{memory}>conflicts_with>{m}", k, "conflicts_with",
+                           memory, m) for m in conflicts_with]
+            implicit = self._replaced_extractions(conversation, resolved, supersedes)
+            links += [Link(conversation, f"{memory}>supersedes>{m}", k, "supersedes", memory, m)
+                      for m in implicit]
+            if kind == "user":
+                node: ToolMemory | UserMemory = UserMemory(
+                    conversation, memory, k, _text("summary", summary), sources,
+                    dict(facts or {}), owner.branch_id, None,
+                    _choice("privacy", privacy or "user", PRIVACY),
+                    _choice("visibility", visibility or "conversation", VISIBILITY),
+                    (*supersedes, *implicit))
+            else:
+                node = self._tool_memory(conversation, memory, k, resolved, owner, summary,
+                                         facts, freshness, observed_at, stale_after,
+                                         revalidate_with, confidence, confidence_source,
+                                         confidence_reason, (*supersedes, *implicit),
+                                         conflicts_with, privacy, visibility)
+            self._append(node, *links)
+        return node
+
+    def _tool_memory(self, conversation: str, memory: str, k: Instant,
+                     resolved: list[RuntimeRecord], owner: RuntimeRecord, summary: str,
+                     facts: Mapping[str, Any] | None, freshness: str | None,
+                     observed_at: TimeLike | None, stale_after: TimeLike | None,
+                     revalidate_with: Sequence[str] | None, confidence: float | None,
+                     confidence_source: str | None, confidence_reason: str | None,
+                     supersedes: tuple[str, ...], conflicts_with: tuple[str, ...],
+                     privacy: str | None, visibility: str | None) -> ToolMemory:
+        fresh = _choice("freshness", freshness or "scoped", FRESHNESS)
+        observed = k if observed_at is None else self.instant(observed_at)
+        if stale_after is None:
+            stale = self._stale_after(fresh, observed)
+        else:
+            stale = self.instant(stale_after)
+        if confidence is not None and not (isinstance(confidence, int | float)
+                                           and 0 <= confidence <= 1):
+            raise InvalidInput("confidence must be a number between 0 and 1")
+        tools = tuple(dict.fromkeys(
+            str(r.payload.get("tool_name") or r.payload.get("name"))
+            for r in resolved if r.kind in ("artifact", "tool_call")))
+        levels = [r.payload.get("privacy", "public") for r in resolved]
+        strictest = max(levels, key=PRIVACY.index) if levels else "public"
+        return ToolMemory(
+            conversation, memory, k, summary=_text("summary", summary),
+            sources=tuple(r.record_id for r in resolved), source_tools=tools,
+            facts=dict(facts or {}), branch_id=owner.branch_id,
+            participant_id=owner.participant_id, run_id=owner.run_id,
+            confidence=None if confidence is None else float(confidence),
+            confidence_source=confidence_source, confidence_reason=confidence_reason,
+            privacy=_choice("privacy", privacy or strictest, PRIVACY),
+            visibility=_choice("visibility", visibility or (owner.visibility or "participant"),
+                               VISIBILITY),
+            freshness=fresh, observed_at=observed, stale_after=stale,
+            revalidate_with=_names("revalidate_with", revalidate_with) or tools,
+            provenance=tuple(f"{r.kind}:{r.record_id}" for r in resolved),
+            supersedes=supersedes, conflicts_with=conflicts_with,
+            anchor=owner.position if owner.branch_id is not None else None,
+        )
+
+    def _source(self, conversation: str, source: str, kind: str) -> RuntimeRecord:
+        found = self.store.runtime_records(
+            conversation, kinds=["artifact", "tool_call", "memory", "user_memory", "message"],
+            record_ids=[source])
+        if not found:
+            self._one(conversation, ["artifact", "tool_call", "memory", "user_memory",
+                                     "message"], source, "source",
+                      "a memory cites calls, artifacts, memories or messages recorded before it")
+        by_kind = {r.kind: r for r in found}
+        if kind == "user":
+            record = by_kind.get("message") or by_kind.get("user_memory")
+            if record is None or (record.kind == "message" and record.payload["role"] != "user"):
+                raise InvalidInput(
+                    f"source {source!r} is tool or assistant output: a user memory comes from the "
+                    "user's own messages only (record a tool memory instead)")
+            return record
+        if "tool_call" in by_kind and "artifact" not in by_kind:
+            artifacts = self.store.runtime_records(conversation, kinds=["artifact"],
+                                                   target_ids=[source])
+            if artifacts:
+                return artifacts[-1]
+        return (by_kind.get("artifact") or by_kind.get("tool_call") or by_kind.get("memory")
+                or by_kind.get("user_memory") or by_kind["message"])
+
+    def _replaced_extractions(self, conversation: str, resolved: list[RuntimeRecord],
+                              given: tuple[str, ...]) -> tuple[str, ...]:
+        """The extractor's memories of the artifacts a given memory is about: the caller's
+        memory replaces them (an explicit, recorded supersession, not an overwrite)."""
+        ids = [f"{r.record_id}#memory" for r in resolved if r.kind == "artifact"]
+        if not ids:
+            return ()
+        found = self.store.runtime_records(conversation, kinds=["memory"], record_ids=ids)
+        replaced = {r.target_id for r in self.store.runtime_records(
+            conversation, kinds=["link"], target_ids=[r.record_id for r in found])
+            if r.payload["relation"] == "supersedes"}
+        return tuple(r.record_id for r in found
+                     if r.record_id not in given and r.record_id not in replaced)
+
+    # -- skills, checkpoints, promotions, shares -------------------------------------------
+    def record_skill_state(self, conversation: str, run: str, *, skills: Sequence[str],
+                           tools: Sequence[str] = (), profile: str | None = None,
+                           state_id: str | None = None, at: TimeLike | None = None
+                           ) -> SkillState:
+        with self.transaction():
+            owner = self._run(conversation, run)
+            if state_id is None:
+                count = len(self.store.runtime_records(conversation, kinds=["skill_state"],
+                                                       record_ids=[run]))
+                state_id = run if not count else f"{run}@{count + 1}"
+                while self.store.runtime_records(conversation, kinds=["skill_state"],
+                                                 record_ids=[state_id]):
+                    count += 1
+                    state_id = f"{run}@{count + 1}"
+            self._absent(conversation, ["skill_state"], state_id, "skill state")
+            node = SkillState(conversation, state_id, self._known(conversation, at), run,
+                              owner.branch_id, owner.participant_id, _names("skills", skills),
+                              _names("tools", tools), profile)
+            self._append(node)
+        return node
+
+    def record_checkpoint(self, conversation: str, checkpoint: str, *, run: str,
+                          state: Mapping[str, Any], at: TimeLike | None = None
+                          ) -> ContinuationCheckpoint:
+        with self.transaction():
+            self._absent(conversation, ["checkpoint"], checkpoint, "checkpoint")
+            owner = self._run(conversation, run)
+            if not isinstance(state, Mapping):
+                raise InvalidInput("a checkpoint state must be a JSON object")
+            json.dumps(dict(state), allow_nan=False)
+            node = ContinuationCheckpoint(conversation, checkpoint,
+                                          self._known(conversation, at), run, owner.branch_id,
+                                          owner.participant_id, dict(state))
+            self._append(node)
+        return node
+
+    def promote(self, conversation: str, run: str, refs: Sequence[str], *,
+                as_: str = "final_report", at: TimeLike | None = None) -> list[Promotion]:
+        """Make a subagent child's records visible to its parent run's participant."""
+        _choice("promotion", as_, PROMOTION_AS)
+        refs = _names("refs", refs)
+        with self.transaction():
+            child = self._run(conversation, run)
+            if child.parent_run is None:
+                raise InvalidInput(f"run {run!r} has no parent_run: only a subagent child's "
+                                   "records are promoted")
+            parent = self._run(conversation, child.parent_run)
+            k = self._known(conversation, at)
+            nodes = []
+            for ref in refs:
+                record = self._one(conversation, _REFERABLE, ref, "record",
+                                   "promote records of the child run")
+                if record.run_id != run and not self._descends(conversation, record.run_id, run):
+                    raise InvalidInput(f"{ref!r} is not a record of run {run!r}: a promotion "
+                                       "makes the child's own records visible")
+                nodes.append(Promotion(conversation, f"{ref}~{parent.id}~{as_}", k, run, ref,
+                                       parent.participant_id, as_, parent.id))
+            nodes = [n for n in nodes if not self.store.runtime_records(
+                conversation, kinds=["promotion"], record_ids=[n.id])]
+            self._append(*nodes)
+        return nodes
+
+    def _descends(self, conversation: str, run: str | None, ancestor: str) -> bool:
+        seen = set()
+        while run is not None and run not in seen:
+            seen.add(run)
+            if run == ancestor:
+                return True
+            run = self._run(conversation, run).parent_run
+        return False
+
+    def share(self, conversation: str, ref: str, with_: Sequence[str], *,
+              at: TimeLike | None = None) -> list[Share]:
+        """Make a record visible to other participants."""
+        participants = _names("with", with_)
+        with self.transaction():
+            self._one(conversation, _REFERABLE, ref, "record", "share a recorded record")
+            k = self._known(conversation, at)
+            nodes = []
+            for p in participants:
+                self._one(conversation, ["participant"], p, "participant",
+                          "share with a recorded participant")
+                share = Share(conversation, f"{ref}~{p}", k, ref, p)
+                if not self.store.runtime_records(conversation, kinds=["share"],
+                                                  record_ids=[share.id]):
+                    nodes.append(share)
+            self._append(*nodes)
+        return nodes
+
+    # -- imports and erasure ---------------------------------------------------------------
+    def import_events(self, source: str | Path | Iterable[bytes | str], *,
+                      now: TimeLike | None = None) -> RuntimeImportReport:
+        """Import an event log (``RUNTIME.md``) atomically; a bad line names its number."""
+        from vigente.runtime.events import import_events
+
+        return import_events(self, source, now=None if now is None else self.instant(now))
+
+    def import_openai(self, path: str | Path, *, conversation: str, account: str,
+                      trial: int | None = None, model: str = "unknown",
+                      at: TimeLike | None = None) -> RuntimeImportReport:
+        """Import an OpenAI-format transcript as one conversation, atomically."""
+        from vigente.runtime.openai import import_openai
+
+        return import_openai(self, path, conversation=conversation, account=account,
+                             trial=trial, model=model,
+                             at=None if at is None else self.instant(at))
+
+    def purge_account(self, account: str, *, dry_run: bool = False) -> PurgeReport:
+        """Delete an account's conversations and everything derived from them."""
+        from vigente.runtime.retention import purge_account
+
+        return purge_account(self, check_name("account", account), dry_run=dry_run)
+
+    def gc(self, *, now: TimeLike | None = None, dry_run: bool = False) -> GCReport:
+        """Apply the retention classes as of ``now`` (default: this moment)."""
+        from vigente.runtime.retention import collect
+
+        return collect(self, now=current_instant() if now is None else self.instant(now),
+                       dry_run=dry_run)
+
+
+def _fields(record: RuntimeRecord) -> dict[str, Any]:
+    return {name: getattr(record, name) for name in RuntimeRecord.__dataclass_fields__}

@@ -1,0 +1,272 @@
+"""PostgreSQL tables of the runtime graph. Mixed into
+:class:`~vigente.store.postgres.PostgresStore`; the same rows and orders as
+``sqlite_runtime.py``. Raw bytes over the inline threshold are rows of ``runtime_blobs``
+(content-addressed, ``bytea``, TOASTed out of line by the server).
+
+Purge deletes the rows and then runs ``VACUUM FULL`` on the runtime tables: the server rewrites
+each table and its indexes into new files and unlinks the old ones, so no live data file holds
+the deleted tuples. What VACUUM does not reach: WAL segments not yet recycled, base backups and
+WAL archives, replicas' own copies, and blocks the file system has not reused (docs/runtime.md).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+import psycopg
+
+from vigente.runtime.records import Conversation, RuntimeRecord
+from vigente.time import Instant
+
+__all__ = ["RUNTIME_MIGRATIONS", "PostgresRuntime"]
+
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
+_MICROSECOND = _dt.timedelta(microseconds=1)
+_DATE = 1
+
+RUNTIME_MIGRATIONS: list[list[str]] = [
+    # the runtime graph: conversations, records (append-only), raw contents, blobs
+    [
+        """CREATE TABLE runtime_conversations (
+            conversation_id text COLLATE "C" PRIMARY KEY,
+            account         text COLLATE "C" NOT NULL,
+            title           text,
+            known_from      timestamptz NOT NULL,
+            date_flags      smallint NOT NULL
+        )""",
+        "CREATE INDEX runtime_conversations_account ON runtime_conversations (account)",
+        """CREATE TABLE runtime_records (
+            seq             bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            conversation_id text COLLATE "C" NOT NULL
+                            REFERENCES runtime_conversations (conversation_id),
+            kind            text COLLATE "C" NOT NULL,
+            record_id       text COLLATE "C" NOT NULL,
+            branch_id       text COLLATE "C",
+            participant_id  text COLLATE "C",
+            run_id          text COLLATE "C",
+            target_id       text COLLATE "C",
+            visibility      text COLLATE "C",
+            anchor          bigint,
+            known_from      timestamptz NOT NULL,
+            date_flags      smallint NOT NULL,
+            payload         text NOT NULL,
+            UNIQUE (conversation_id, kind, record_id)
+        )""",
+        """CREATE INDEX runtime_owned ON runtime_records
+            (conversation_id, branch_id, participant_id, seq)""",
+        """CREATE INDEX runtime_visible ON runtime_records
+            (conversation_id, branch_id, visibility, seq)""",
+        "CREATE INDEX runtime_wide ON runtime_records (conversation_id, visibility, seq)",
+        "CREATE INDEX runtime_targets ON runtime_records (conversation_id, target_id)",
+        "CREATE INDEX runtime_ids ON runtime_records (record_id)",
+        "CREATE INDEX runtime_known ON runtime_records (conversation_id, known_from)",
+        """CREATE TABLE runtime_contents (
+            conversation_id text COLLATE "C" NOT NULL
+                            REFERENCES runtime_conversations (conversation_id),
+            sha256          text COLLATE "C" NOT NULL,
+            bytes           bigint NOT NULL,
+            data            bytea,  -- NULL: in runtime_blobs
+            PRIMARY KEY (conversation_id, sha256)
+        )""",
+        "CREATE INDEX runtime_contents_sha ON runtime_contents (sha256)",
+        """CREATE TABLE runtime_blobs (
+            sha256 text COLLATE "C" PRIMARY KEY,
+            data   bytea NOT NULL
+        )""",
+    ],
+]
+
+_COLUMNS = """seq, conversation_id, kind, record_id, branch_id, participant_id, run_id,
+    target_id, visibility, anchor, known_from, date_flags, payload"""
+INSERT_CONVERSATION = """INSERT INTO runtime_conversations
+    (conversation_id, account, title, known_from, date_flags) VALUES (%s, %s, %s, %s, %s)"""
+SELECT_CONVERSATIONS = """SELECT conversation_id, account, title, known_from, date_flags
+    FROM runtime_conversations"""
+INSERT_RECORD = """INSERT INTO runtime_records (conversation_id, kind, record_id, branch_id,
+    participant_id, run_id, target_id, visibility, anchor, known_from, date_flags, payload)
+    VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING seq"""
+SELECT_RECORDS = f"SELECT {_COLUMNS} FROM runtime_records"
+SELECT_ON_BRANCH = f"""
+SELECT {_COLUMNS} FROM runtime_records
+ WHERE conversation_id = %(c)s AND branch_id = %(b)s AND participant_id = %(p)s
+   AND known_from <= %(k)s AND coalesce(anchor, seq) <= %(upto)s
+UNION ALL
+SELECT {_COLUMNS} FROM runtime_records
+ WHERE conversation_id = %(c)s AND branch_id = %(b)s AND visibility IN ('branch', 'conversation')
+   AND participant_id IS DISTINCT FROM %(p)s AND known_from <= %(k)s
+   AND coalesce(anchor, seq) <= %(upto)s
+ORDER BY seq"""
+SELECT_REACHABLE = f"""
+SELECT {_COLUMNS} FROM runtime_records
+ WHERE conversation_id = %(c)s AND visibility = 'conversation' AND known_from <= %(k)s
+UNION ALL
+SELECT {_COLUMNS} FROM runtime_records
+ WHERE conversation_id = %(c)s AND branch_id IS NULL AND participant_id = %(p)s
+   AND kind IN ('share', 'promotion') AND known_from <= %(k)s
+ORDER BY seq"""
+SELECT_LATEST = "SELECT max(known_from) FROM runtime_records WHERE conversation_id = %s"
+SELECT_RECORD_HOMES = """SELECT DISTINCT conversation_id, kind FROM runtime_records
+    WHERE record_id = %s"""
+INSERT_CONTENT = """INSERT INTO runtime_contents (conversation_id, sha256, bytes, data)
+    VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING"""
+SELECT_CONTENT = """SELECT c.data, b.data FROM runtime_contents c
+    LEFT JOIN runtime_blobs b ON c.data IS NULL AND b.sha256 = c.sha256
+    WHERE c.conversation_id = %s AND c.sha256 = %s"""
+INSERT_BLOB = "INSERT INTO runtime_blobs (sha256, data) VALUES (%s, %s) ON CONFLICT DO NOTHING"
+SELECT_REFERENCED = "SELECT 1 FROM runtime_contents WHERE sha256 = %s AND data IS NULL LIMIT 1"
+DELETE_CONTENT = """WITH d AS (DELETE FROM runtime_contents
+    WHERE conversation_id = %s AND sha256 = ANY(%s) RETURNING 1) SELECT count(*) FROM d"""
+DELETE_RECORDS = """WITH d AS (DELETE FROM runtime_records
+    WHERE conversation_id = %s AND seq = ANY(%s) RETURNING 1) SELECT count(*) FROM d"""
+DELETE_BLOBS = """WITH d AS (DELETE FROM runtime_blobs WHERE sha256 = ANY(%s) RETURNING 1)
+    SELECT count(*) FROM d"""
+# Tables keyed by conversation that a purge empties (later ones are appended here).
+PURGE_TABLES = ["runtime_records", "runtime_contents"]
+COMPACT_TABLES = ["runtime_records", "runtime_contents", "runtime_blobs", "runtime_conversations"]
+
+
+def _ts(instant: Instant) -> _dt.datetime:
+    return _EPOCH + _dt.timedelta(microseconds=instant.micros)
+
+
+def _instant(value: _dt.datetime, flags: int) -> Instant:
+    return Instant((value - _EPOCH) // _MICROSECOND, bool(flags & _DATE))
+
+
+def _record(row: tuple[Any, ...]) -> RuntimeRecord:
+    (seq, conversation_id, kind, record_id, branch_id, participant_id, run_id, target_id,
+     visibility, anchor, known_from, flags, payload) = row
+    return RuntimeRecord(conversation_id, kind, record_id, _instant(known_from, flags),
+                         json.loads(payload), branch_id, participant_id, run_id, target_id,
+                         visibility, anchor, seq)
+
+
+class PostgresRuntime:
+    """The runtime graph tables of the PostgreSQL backend."""
+
+    _fetch: Callable[[str, Sequence[Any] | dict[str, Any]], list[tuple[Any, ...]]]
+    _execute: Callable[[str, Sequence[Any]], None]
+    _borrow: Callable[[], AbstractContextManager[psycopg.Connection[tuple[Any, ...]]]]
+
+    # -- conversations ---------------------------------------------------------------------
+    def append_runtime_conversation(self, conversation: Conversation) -> None:
+        self._execute(INSERT_CONVERSATION, (
+            conversation.id, conversation.account, conversation.title,
+            _ts(conversation.known_from), _DATE if conversation.known_from.is_date else 0))
+
+    def runtime_conversations(self, *, account: str | None = None,
+                              ids: Sequence[str] | None = None) -> list[Conversation]:
+        if ids is not None:
+            rows = self._fetch(f"{SELECT_CONVERSATIONS} WHERE conversation_id = ANY(%s)",
+                               (list(ids),))
+        elif account is not None:
+            rows = self._fetch(f"{SELECT_CONVERSATIONS} WHERE account = %s", (account,))
+        else:
+            rows = self._fetch(SELECT_CONVERSATIONS, ())
+        return sorted((Conversation(cid, acct, _instant(kf, flags), title)
+                       for cid, acct, title, kf, flags in rows), key=lambda c: c.id)
+
+    # -- records ---------------------------------------------------------------------------
+    def append_runtime_records(self, records: Sequence[RuntimeRecord]) -> list[int]:
+        return [
+            int(self._fetch(INSERT_RECORD, (
+                r.conversation_id, r.kind, r.record_id, r.branch_id, r.participant_id,
+                r.run_id, r.target_id, r.visibility, r.anchor, _ts(r.known_from),
+                _DATE if r.known_from.is_date else 0, r.payload_json()))[0][0])
+            for r in records
+        ]
+
+    def runtime_records(self, conversation_id: str, *, kinds: Sequence[str] | None = None,
+                        record_ids: Sequence[str] | None = None,
+                        target_ids: Sequence[str] | None = None,
+                        known_at: Instant | None = None) -> list[RuntimeRecord]:
+        where = ["conversation_id = %s"]
+        params: list[Any] = [conversation_id]
+        if known_at is not None:
+            where.append("known_from <= %s")
+            params.append(_ts(known_at))
+        if kinds is not None:
+            where.append("kind = ANY(%s)")
+            params.append(list(kinds))
+        keys = []
+        if record_ids is not None:
+            keys.append(("record_id", record_ids))
+        if target_ids is not None:
+            keys.append(("target_id", target_ids))
+        if keys:
+            where.append("(" + " OR ".join(f"{column} = ANY(%s)" for column, _ in keys) + ")")
+            params += [list(values) for _, values in keys]
+        sql = f"{SELECT_RECORDS} WHERE {' AND '.join(where)} ORDER BY seq"
+        return [_record(row) for row in self._fetch(sql, params)]
+
+    def runtime_branch_records(self, conversation_id: str, branch_id: str, upto: int | None,
+                               participant_id: str, known_at: Instant) -> list[RuntimeRecord]:
+        params = {"c": conversation_id, "b": branch_id, "p": participant_id,
+                  "k": _ts(known_at), "upto": (1 << 62) if upto is None else upto}
+        return [_record(r) for r in self._fetch(SELECT_ON_BRANCH, params)]
+
+    def runtime_reachable(self, conversation_id: str, participant_id: str,
+                          known_at: Instant) -> list[RuntimeRecord]:
+        params = {"c": conversation_id, "p": participant_id, "k": _ts(known_at)}
+        return [_record(r) for r in self._fetch(SELECT_REACHABLE, params)]
+
+    def runtime_record_homes(self, record_id: str) -> list[tuple[str, str]]:
+        return sorted((c, k) for c, k in self._fetch(SELECT_RECORD_HOMES, (record_id,)))
+
+    def runtime_latest_knowledge(self, conversation_id: str) -> Instant | None:
+        ((value,),) = self._fetch(SELECT_LATEST, (conversation_id,))
+        return None if value is None else _instant(value, 0)
+
+    # -- contents and blobs ----------------------------------------------------------------
+    def put_runtime_content(self, conversation_id: str, sha256: str, data: bytes, *,
+                            inline: bool) -> None:
+        if not inline:
+            self._execute(INSERT_BLOB, (sha256, data))
+        self._execute(INSERT_CONTENT, (conversation_id, sha256, len(data),
+                                       data if inline else None))
+
+    def runtime_content(self, conversation_id: str, sha256: str) -> bytes | None:
+        rows = self._fetch(SELECT_CONTENT, (conversation_id, sha256))
+        if not rows:
+            return None
+        inline, blob = rows[0]
+        data = inline if inline is not None else blob
+        return None if data is None else bytes(data)
+
+    def delete_runtime_contents(self, conversation_id: str, sha256s: Sequence[str]) -> int:
+        return int(self._fetch(DELETE_CONTENT, (conversation_id, list(sha256s)))[0][0])
+
+    def delete_runtime_records(self, conversation_id: str, seqs: Sequence[int]) -> int:
+        return int(self._fetch(DELETE_RECORDS, (conversation_id, list(seqs)))[0][0])
+
+    def delete_runtime_conversations(self, conversation_ids: Sequence[str]) -> int:
+        count = 0
+        ids = list(conversation_ids)
+        for table in [*PURGE_TABLES, "runtime_conversations"]:  # names from a fixed list
+            count += int(self._fetch(
+                f"WITH d AS (DELETE FROM {table} WHERE conversation_id = ANY(%s) RETURNING 1) "
+                "SELECT count(*) FROM d", (ids,))[0][0])
+        return count
+
+    def runtime_blob_digests(self) -> list[str]:
+        return sorted(r[0] for r in self._fetch("SELECT sha256 FROM runtime_blobs", ()))
+
+    def runtime_blob_referenced(self, sha256: str) -> bool:
+        return bool(self._fetch(SELECT_REFERENCED, (sha256,)))
+
+    def delete_runtime_blobs(self, sha256s: Sequence[str]) -> int:
+        return int(self._fetch(DELETE_BLOBS, (list(sha256s),))[0][0]) if sha256s else 0
+
+    def end_runtime_blobs(self, committed: bool) -> None:
+        return None  # blobs are rows: the transaction already kept or dropped them
+
+    def runtime_compact(self) -> str:
+        with self._borrow() as conn:
+            for table in COMPACT_TABLES:  # names from a fixed list
+                conn.execute(f"VACUUM FULL {table}")
+        return ("rows deleted; VACUUM FULL rewrote the runtime tables into new files (WAL "
+                "segments, backups and replicas keep old bytes until they are recycled)")

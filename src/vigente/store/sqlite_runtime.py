@@ -1,0 +1,392 @@
+"""SQLite tables of the runtime graph. Mixed into :class:`~vigente.store.sqlite.SQLiteStore`.
+
+Every node is one append-only row of ``runtime_records`` (indexed columns, the rest as JSON);
+raw artifact bytes are rows of ``runtime_contents``: inline when small, else a file of the
+content-addressed blob store in the database file's folder (``<db>-blobs/ab/abcd…``), so that
+the folder is the whole store. A ``:memory:`` database keeps its blobs in a table. Purge is the
+one erasure: rows are deleted with ``secure_delete`` on (freed pages are zeroed), then the WAL
+is checkpointed and truncated and the file rewritten by VACUUM.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from vigente.runtime.records import Conversation, RuntimeRecord
+from vigente.time import Instant
+
+__all__ = ["RUNTIME_MIGRATIONS", "SQLiteRuntime", "blob_folder"]
+
+RUNTIME_MIGRATIONS: list[list[str]] = [
+    # the runtime graph: conversations, records (append-only), raw contents, blobs
+    [
+        """CREATE TABLE runtime_conversations (
+            conversation_id TEXT PRIMARY KEY,
+            account         TEXT NOT NULL,
+            title           TEXT,
+            known_from      INTEGER NOT NULL,
+            date_flags      INTEGER NOT NULL
+        )""",
+        "CREATE INDEX runtime_conversations_account ON runtime_conversations (account)",
+        """CREATE TABLE runtime_records (
+            seq             INTEGER PRIMARY KEY AUTOINCREMENT,
+            conversation_id TEXT NOT NULL REFERENCES runtime_conversations (conversation_id),
+            kind            TEXT NOT NULL,
+            record_id       TEXT NOT NULL,
+            branch_id       TEXT,
+            participant_id  TEXT,
+            run_id          TEXT,
+            target_id       TEXT,
+            visibility      TEXT,
+            anchor          INTEGER,
+            known_from      INTEGER NOT NULL,
+            date_flags      INTEGER NOT NULL,
+            payload         TEXT NOT NULL,
+            UNIQUE (conversation_id, kind, record_id)
+        )""",
+        """CREATE INDEX runtime_owned ON runtime_records
+            (conversation_id, branch_id, participant_id, seq)""",
+        """CREATE INDEX runtime_visible ON runtime_records
+            (conversation_id, branch_id, visibility, seq)""",
+        "CREATE INDEX runtime_wide ON runtime_records (conversation_id, visibility, seq)",
+        "CREATE INDEX runtime_targets ON runtime_records (conversation_id, target_id)",
+        "CREATE INDEX runtime_ids ON runtime_records (record_id)",
+        "CREATE INDEX runtime_known ON runtime_records (conversation_id, known_from)",
+        """CREATE TABLE runtime_contents (
+            conversation_id TEXT NOT NULL REFERENCES runtime_conversations (conversation_id),
+            sha256          TEXT NOT NULL,
+            bytes           INTEGER NOT NULL,
+            data            BLOB,  -- NULL: in the blob store
+            PRIMARY KEY (conversation_id, sha256)
+        )""",
+        "CREATE INDEX runtime_contents_sha ON runtime_contents (sha256)",
+        """CREATE TABLE runtime_blobs (
+            sha256 TEXT PRIMARY KEY,
+            data   BLOB NOT NULL
+        )""",
+    ],
+]
+
+_COLUMNS = """seq, conversation_id, kind, record_id, branch_id, participant_id, run_id,
+    target_id, visibility, anchor, known_from, date_flags, payload"""
+INSERT_CONVERSATION = """INSERT INTO runtime_conversations
+    (conversation_id, account, title, known_from, date_flags) VALUES (?, ?, ?, ?, ?)"""
+SELECT_CONVERSATIONS = """SELECT conversation_id, account, title, known_from, date_flags
+    FROM runtime_conversations"""
+INSERT_RECORD = """INSERT INTO runtime_records (conversation_id, kind, record_id, branch_id,
+    participant_id, run_id, target_id, visibility, anchor, known_from, date_flags, payload)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+SELECT_RECORDS = f"SELECT {_COLUMNS} FROM runtime_records"
+# The records of one branch that a participant may see: its own, and those visible to the
+# branch or the conversation; each group walks one index from the branch's first row.
+SELECT_ON_BRANCH = f"""
+SELECT {_COLUMNS} FROM runtime_records
+ WHERE conversation_id = :c AND branch_id = :b AND participant_id = :p
+   AND known_from <= :k AND coalesce(anchor, seq) <= :upto
+UNION ALL
+SELECT {_COLUMNS} FROM runtime_records
+ WHERE conversation_id = :c AND branch_id = :b AND visibility IN ('branch', 'conversation')
+   AND participant_id IS NOT :p AND known_from <= :k AND coalesce(anchor, seq) <= :upto"""
+# Records of any branch visible to the whole conversation, and the shares and promotions that
+# name the participant (their targets are read next, by id).
+SELECT_REACHABLE = f"""
+SELECT {_COLUMNS} FROM runtime_records
+ WHERE conversation_id = :c AND visibility = 'conversation' AND known_from <= :k
+UNION ALL
+SELECT {_COLUMNS} FROM runtime_records
+ WHERE conversation_id = :c AND branch_id IS NULL AND participant_id = :p
+   AND kind IN ('share', 'promotion') AND known_from <= :k"""
+SELECT_LATEST = "SELECT MAX(known_from) FROM runtime_records WHERE conversation_id = ?"
+SELECT_RECORD_HOMES = """SELECT DISTINCT conversation_id, kind, record_id FROM runtime_records
+    WHERE record_id = ?"""
+INSERT_CONTENT = """INSERT OR IGNORE INTO runtime_contents (conversation_id, sha256, bytes, data)
+    VALUES (?, ?, ?, ?)"""
+SELECT_CONTENT = "SELECT bytes, data FROM runtime_contents WHERE conversation_id = ? AND sha256 = ?"
+SELECT_REFERENCED = "SELECT 1 FROM runtime_contents WHERE sha256 = ? AND data IS NULL LIMIT 1"
+INSERT_BLOB = "INSERT OR IGNORE INTO runtime_blobs (sha256, data) VALUES (?, ?)"
+SELECT_BLOB = "SELECT data FROM runtime_blobs WHERE sha256 = ?"
+# Tables of the runtime keyed by conversation, deleted by a purge (later tables that hold
+# conversation data, such as recorded assemblies, are appended here).
+PURGE_TABLES = ["runtime_records", "runtime_contents"]
+
+_DATE = 1  # date_flags bit: known_from was given as a date
+
+
+def blob_folder(path: str) -> Path | None:
+    """Where the blob files of the SQLite database at ``path`` live (None: in memory)."""
+    if path == ":memory:" or path.startswith("file:"):
+        return None
+    db = Path(path)
+    return db.with_name(db.name + "-blobs")
+
+
+def _record(row: tuple[Any, ...]) -> RuntimeRecord:
+    (seq, conversation_id, kind, record_id, branch_id, participant_id, run_id, target_id,
+     visibility, anchor, known_from, flags, payload) = row
+    return RuntimeRecord(conversation_id, kind, record_id, Instant(known_from, bool(flags & _DATE)),
+                         json.loads(payload), branch_id, participant_id, run_id, target_id,
+                         visibility, anchor, seq)
+
+
+def _in(n: int) -> str:
+    return "(" + ", ".join("?" * n) + ")"
+
+
+class SQLiteRuntime:
+    """The runtime graph tables of the SQLite backend."""
+
+    url: str
+    _conn: sqlite3.Connection
+    _lock: threading.RLock
+    _created_blobs: list[str]
+
+    def _runtime_select(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()
+                        ) -> list[tuple[Any, ...]]:
+        with self._lock:
+            return self._conn.execute(sql, params).fetchall()
+
+    # -- conversations ---------------------------------------------------------------------
+    def append_runtime_conversation(self, conversation: Conversation) -> None:
+        with self._lock:
+            self._conn.execute(INSERT_CONVERSATION, (
+                conversation.id, conversation.account, conversation.title,
+                conversation.known_from.micros, _DATE if conversation.known_from.is_date else 0))
+
+    def runtime_conversations(self, *, account: str | None = None,
+                              ids: Sequence[str] | None = None) -> list[Conversation]:
+        if ids is not None:
+            rows: list[tuple[Any, ...]] = []
+            for start in range(0, len(ids), 500):
+                chunk = list(ids[start:start + 500])
+                rows += self._runtime_select(
+                    f"{SELECT_CONVERSATIONS} WHERE conversation_id IN {_in(len(chunk))}", chunk)
+        elif account is not None:
+            rows = self._runtime_select(f"{SELECT_CONVERSATIONS} WHERE account = ?", (account,))
+        else:
+            rows = self._runtime_select(SELECT_CONVERSATIONS)
+        return sorted(
+            (Conversation(cid, acct, Instant(kf, bool(flags & _DATE)), title)
+             for cid, acct, title, kf, flags in rows),
+            key=lambda c: c.id,
+        )
+
+    # -- records ---------------------------------------------------------------------------
+    def append_runtime_records(self, records: Sequence[RuntimeRecord]) -> list[int]:
+        seqs = []
+        with self._lock:
+            for r in records:
+                cursor = self._conn.execute(INSERT_RECORD, (
+                    r.conversation_id, r.kind, r.record_id, r.branch_id, r.participant_id,
+                    r.run_id, r.target_id, r.visibility, r.anchor, r.known_from.micros,
+                    _DATE if r.known_from.is_date else 0, r.payload_json()))
+                assert cursor.lastrowid is not None
+                seqs.append(cursor.lastrowid)
+        return seqs
+
+    def runtime_records(self, conversation_id: str, *, kinds: Sequence[str] | None = None,
+                        record_ids: Sequence[str] | None = None,
+                        target_ids: Sequence[str] | None = None,
+                        known_at: Instant | None = None) -> list[RuntimeRecord]:
+        where = ["conversation_id = ?"]
+        params: list[Any] = [conversation_id]
+        if known_at is not None:
+            where.append("known_from <= ?")
+            params.append(known_at.micros)
+        if kinds is not None:
+            where.append(f"kind IN {_in(len(kinds))}")
+            params += kinds
+        keys: list[tuple[str, Sequence[str]]] = []
+        if record_ids is not None:
+            keys.append(("record_id", record_ids))
+        if target_ids is not None:
+            keys.append(("target_id", target_ids))
+        if not keys:
+            sql = f"{SELECT_RECORDS} WHERE {' AND '.join(where)} ORDER BY seq"
+            return [_record(row) for row in self._runtime_select(sql, params)]
+        found: dict[int, RuntimeRecord] = {}
+        for column, values in keys:
+            values = list(dict.fromkeys(values))
+            for start in range(0, len(values), 400):
+                chunk = values[start:start + 400]
+                sql = (f"{SELECT_RECORDS} WHERE {' AND '.join(where)} "
+                       f"AND {column} IN {_in(len(chunk))}")
+                for row in self._runtime_select(sql, params + chunk):
+                    found[row[0]] = _record(row)
+        return [found[seq] for seq in sorted(found)]
+
+    def runtime_branch_records(self, conversation_id: str, branch_id: str, upto: int | None,
+                               participant_id: str, known_at: Instant) -> list[RuntimeRecord]:
+        params = {"c": conversation_id, "b": branch_id, "p": participant_id,
+                  "k": known_at.micros, "upto": (1 << 62) if upto is None else upto}
+        return sorted((_record(r) for r in self._runtime_select(SELECT_ON_BRANCH, params)),
+                      key=lambda r: r.seq)
+
+    def runtime_reachable(self, conversation_id: str, participant_id: str,
+                          known_at: Instant) -> list[RuntimeRecord]:
+        params = {"c": conversation_id, "p": participant_id, "k": known_at.micros}
+        return sorted((_record(r) for r in self._runtime_select(SELECT_REACHABLE, params)),
+                      key=lambda r: r.seq)
+
+    def runtime_record_homes(self, record_id: str) -> list[tuple[str, str]]:
+        return sorted({(c, kind) for c, kind, _ in
+                       self._runtime_select(SELECT_RECORD_HOMES, (record_id,))})
+
+    def runtime_latest_knowledge(self, conversation_id: str) -> Instant | None:
+        (row,) = self._runtime_select(SELECT_LATEST, (conversation_id,))
+        return None if row[0] is None else Instant(row[0])
+
+    # -- contents and blobs ----------------------------------------------------------------
+    def put_runtime_content(self, conversation_id: str, sha256: str, data: bytes, *,
+                            inline: bool) -> None:
+        with self._lock:
+            if not inline:
+                self._put_blob(sha256, data)
+            self._conn.execute(INSERT_CONTENT, (conversation_id, sha256, len(data),
+                                                data if inline else None))
+
+    def runtime_content(self, conversation_id: str, sha256: str) -> bytes | None:
+        rows = self._runtime_select(SELECT_CONTENT, (conversation_id, sha256))
+        if not rows:
+            return None
+        size, data = rows[0]
+        if data is not None:
+            return bytes(data)
+        return self._get_blob(sha256)
+
+    def delete_runtime_contents(self, conversation_id: str, sha256s: Sequence[str]) -> int:
+        count = 0
+        with self._lock, self._secure():
+            for sha in dict.fromkeys(sha256s):
+                count += self._conn.execute(
+                    "DELETE FROM runtime_contents WHERE conversation_id = ? AND sha256 = ?",
+                    (conversation_id, sha)).rowcount
+        return count
+
+    def delete_runtime_records(self, conversation_id: str, seqs: Sequence[int]) -> int:
+        count = 0
+        with self._lock, self._secure():
+            for seq in seqs:
+                count += self._conn.execute(
+                    "DELETE FROM runtime_records WHERE conversation_id = ? AND seq = ?",
+                    (conversation_id, seq)).rowcount
+        return count
+
+    def delete_runtime_conversations(self, conversation_ids: Sequence[str]) -> int:
+        count = 0
+        with self._lock, self._secure():
+            for cid in conversation_ids:
+                for table in PURGE_TABLES:  # names from a fixed list
+                    count += self._conn.execute(
+                        f"DELETE FROM {table} WHERE conversation_id = ?", (cid,)).rowcount
+                count += self._conn.execute(
+                    "DELETE FROM runtime_conversations WHERE conversation_id = ?", (cid,)
+                ).rowcount
+        return count
+
+    def runtime_blob_digests(self) -> list[str]:
+        folder = blob_folder(self.url)
+        if folder is None:
+            return sorted(r[0] for r in self._runtime_select("SELECT sha256 FROM runtime_blobs"))
+        if not folder.exists():
+            return []
+        return sorted(p.name for p in folder.glob("*/*") if len(p.name) == 64)
+
+    def runtime_blob_referenced(self, sha256: str) -> bool:
+        return bool(self._runtime_select(SELECT_REFERENCED, (sha256,)))
+
+    def delete_runtime_blobs(self, sha256s: Sequence[str]) -> int:
+        folder = blob_folder(self.url)
+        count = 0
+        with self._lock:
+            for sha in sha256s:
+                if folder is None:
+                    with self._secure():
+                        count += self._conn.execute(
+                            "DELETE FROM runtime_blobs WHERE sha256 = ?", (sha,)).rowcount
+                    continue
+                path = folder / sha[:2] / sha
+                if path.exists():
+                    _overwrite(path)
+                    path.unlink()
+                    count += 1
+        self._created_blobs = []
+        return count
+
+    def end_runtime_blobs(self, committed: bool) -> None:
+        created: list[str] = getattr(self, "_created_blobs", [])
+        self._created_blobs = []
+        if not committed:
+            self.delete_runtime_blobs([sha for sha in created
+                                       if not self.runtime_blob_referenced(sha)])
+
+    def runtime_compact(self) -> str:
+        with self._lock:
+            if self._conn.in_transaction:
+                return "inside a transaction: not compacted"
+            self._conn.execute("PRAGMA temp_store = MEMORY")
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self._conn.execute("VACUUM")
+            busy, _, _ = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        if busy:
+            return ("another connection is reading: the write-ahead log could not be truncated; "
+                    "run `vigente runtime gc` again when it has closed")
+        return ("deleted pages zeroed (secure_delete), WAL checkpointed and truncated, file "
+                "rewritten")
+
+    # -- helpers ---------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _secure(self) -> Any:
+        """Zero the pages a deletion frees (the text must not stay in the file)."""
+        self._conn.execute("PRAGMA secure_delete = ON")
+        yield
+
+    def _put_blob(self, sha256: str, data: bytes) -> None:
+        folder = blob_folder(self.url)
+        if folder is None:
+            self._conn.execute(INSERT_BLOB, (sha256, data))
+            return
+        path = folder / sha256[:2] / sha256
+        if path.exists():
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f"{sha256}.{os.getpid()}.tmp")
+        with open(temporary, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, path)
+        if not hasattr(self, "_created_blobs"):
+            self._created_blobs = []
+        self._created_blobs.append(sha256)
+
+    def _get_blob(self, sha256: str) -> bytes | None:
+        folder = blob_folder(self.url)
+        if folder is None:
+            rows = self._runtime_select(SELECT_BLOB, (sha256,))
+            return bytes(rows[0][0]) if rows else None
+        path = folder / sha256[:2] / sha256
+        try:
+            return path.read_bytes()
+        except FileNotFoundError:
+            return None
+
+
+def _overwrite(path: Path) -> None:
+    """Overwrite a blob file with zeros before unlinking it (a hard link or a copy elsewhere
+    is out of reach; the file system may still keep old blocks, see docs/runtime.md)."""
+    size = path.stat().st_size
+    with open(path, "r+b") as out:
+        chunk = b"\0" * min(size, 1 << 20)
+        left = size
+        while left > 0:
+            out.write(chunk[:left])
+            left -= len(chunk)
+        out.flush()
+        os.fsync(out.fileno())
