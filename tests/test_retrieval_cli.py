@@ -95,3 +95,27 @@ def test_search_human_output_and_index(db: str) -> None:
 def test_search_bad_input(db: str, args: list[str], message: str) -> None:
     code, out = run("--db", db, *args)
     assert code in (1, 2) and message in out and "Traceback" not in out
+
+
+def test_search_on_a_store_never_indexed_indexes_first_and_says_so(db: str) -> None:
+    code, out = run("--db", db, "search", "upload limit", "--at", "2026-09-29", "--now", NOW,
+                    "--mode", "lexical")
+    flat = " ".join(out.split())
+    assert code == 0 and "1 hit(s)" in flat and "Policy 2/2026" in flat
+    assert "note: the search index was behind the store: 4 version(s)" in flat
+    assert "run `vigente index`" in flat
+    code, out = run("--db", db, "search", "upload limit", "--at", "2026-09-29", "--now", NOW,
+                    "--mode", "lexical", "--json")
+    assert code == 0 and json.loads(out)["notes"] == []  # indexed now: nothing to say
+
+
+def test_search_by_reference_and_by_title(db: str) -> None:
+    code, out = run("--db", db, "search", "Policy 3/2026", "--at", "2026-10-02", "--now", NOW,
+                    "--k", "1", "--json")
+    assert code == 0, out
+    (hit,) = json.loads(out)["hits"]
+    assert hit["external_id"] == "3/2026" and hit["matched_field"] == "reference"
+    code, out = run("--db", db, "search", "attachments", "--at", "2026-09-29", "--now", NOW,
+                    "--k", "1", "--json")
+    (hit,) = json.loads(out)["hits"]
+    assert hit["external_id"] == "2/2026" and hit["matched_field"] == "title"

@@ -279,3 +279,112 @@ def test_collapsing_repeated_passages_widens_the_pool(vg: Vigente) -> None:
     assert [h.lineage_id for h in result.hits] == ["mail/revisions", "billing/invoices"]
     assert result.hits[0].admission == "in_force" and result.hits[0].passage_index == 0
     assert result.hits[1].version_id == other.version_id
+
+
+# -- titles and references --------------------------------------------------------------------
+# A title made of common words, and a neighbour act whose text repeats those words: the words
+# alone (BM25 over passages) prefer the neighbour; naming the act must find the act.
+TITLE = "Sotsiaalteenuste osutamise tingimused ja kord"
+NEIGHBOUR_TEXT = ("Sotsiaalteenuste osutamise tingimused ja kord: sotsiaalteenuste osutamise "
+                  "tingimused ja kord kehtestatakse vallas. Kord ja tingimused.")
+
+
+def add_act(vg: Vigente, lineage: str, title: str, text: str, valid_from: str = "2020-01-01",
+            **kw: Any) -> Any:
+    return vg.documents.add(
+        NewVersion(lineage_id=lineage, text=text, valid_from=valid_from,
+                   published=kw.pop("published", "2019-12-01"), title=title, **kw),
+        now=NOW,
+    )
+
+
+def test_an_exact_title_ranks_its_act_first(vg: Vigente) -> None:
+    act = add_act(vg, "act/social", TITLE,
+                  f"# {TITLE}\n\n" + "Teenust osutatakse taotluse alusel pärast hindamist. " * 12)
+    add_act(vg, "act/neighbour", "Sotsiaalhoolekandelise abi andmise kord Mustvee vallas",
+            NEIGHBOUR_TEXT)
+    add_act(vg, "act/other", "Sotsiaalteenuste osutamise tingimused ja kord Kadrina vallas",
+            "Kadrina vallas osutatakse teenust kodus.")
+    for query in (TITLE, TITLE.upper(), "sotsiaalteenuste osutamise tingimused ja kord",
+                  "Sotsiaalteenuste osutamise tingimused kord"):  # case, a word left out
+        result = vg.search(query, valid_at="2024-01-01", now=NOW, k=1, mode="lexical")
+        assert [h.version_id for h in result.hits] == [act.version_id], query
+        assert result.hits[0].matched_field == "title"
+        assert "its title matches the query" in result.hits[0].why
+    # diacritics: a title with them, asked without
+    teachers = add_act(vg, "act/teachers", "Õpetajate eluruumide üürile andmise kord",
+                       "Eluruum antakse üürile õpetajale.")
+    add_act(vg, "act/rooms", "Eluruumide kord",
+            "Õpetajate eluruumide üürile andmise kord: eluruumide üürile andmise kord.")
+    result = vg.search("opetajate eluruumide uurile andmise kord", valid_at="2024-01-01",
+                       now=NOW, k=1, mode="lexical")
+    assert [h.version_id for h in result.hits] == [teachers.version_id]
+
+
+def test_a_reference_query_finds_the_document(vg: Vigente) -> None:
+    cdd = vg.documents.add(NewVersion(
+        lineage_id="cdd", reference="Circular 12/2025", title="Customer due diligence",
+        text="Banks must verify the identity of every customer before opening an account.",
+        valid_from="2025-03-03", published="2025-02-20"), now=NOW)
+    # Its neighbour quotes the number in its text and carries a reference of the same form.
+    vg.documents.add(NewVersion(
+        lineage_id="trusts", reference="Circular 7/2025", title="Trusts",
+        text="Trust accounts follow circular 12/2025 of 2025, point 12, from 2025.",
+        valid_from="2025-03-03", published="2025-02-20"), now=NOW)
+    vg.retrieval.index(embed=False)
+    found = vg.search("circular", valid_at="2025-04-01", now=NOW, mode="lexical")
+    assert cdd.version_id in {h.version_id for h in found.hits}
+    for query in ("Circolare 12/2025", "circular 12/2025", "CIRCULAR 12/2025"):
+        result = vg.search(query, valid_at="2025-04-01", now=NOW, mode="lexical")
+        assert result.hits[0].version_id == cdd.version_id, query
+        assert result.hits[0].matched_field == "reference"
+        assert result.hits[0].reference == "Circular 12/2025"
+    # A number matches in its order: 2025/12 does not name Circular 12/2025, so the text that
+    # quotes the words ranks first and the circular comes after it.
+    swapped = vg.search("Circular 2025/12", valid_at="2025-04-01", now=NOW, mode="lexical")
+    assert [h.external_id or h.lineage_id for h in swapped.hits] == ["trusts", "cdd"]
+    # Before its entry into force it is not a hit, whatever its reference says.
+    early = vg.search("Circular 12/2025", valid_at="2025-03-01", now=NOW, mode="lexical")
+    assert cdd.version_id not in {h.version_id for h in early.hits}
+    assert cdd.version_id in {e.version_id for e in early.excluded}
+
+
+def test_a_superseded_versions_title_never_displaces_the_version_in_force(vg: Vigente) -> None:
+    title = "Attachment policy"
+    old = add(vg, "Policy 1/2026", V50, "2026-01-01", "2025-12-15")
+    new = add(vg, "Policy 2/2026", "Each message may carry files up to 80 MB in total.",
+              "2026-09-01", "2026-09-03", relation="amends", predecessor="Policy 1/2026")
+    assert old.title == new.title == title
+    vg.documents.add(NewVersion(
+        lineage_id="mail/archive", text="The attachment policy: attachment policy of archives.",
+        valid_from="2020-01-01", published="2019-12-01", title="Archive rules"), now=NOW)
+    result = vg.search(title, valid_at="2026-09-29", now=NOW, mode="lexical")
+    assert result.hits[0].version_id == new.version_id  # in force, named by its title
+    assert old.version_id not in {h.version_id for h in result.hits}
+    assert {e.version_id: e.reason for e in result.excluded}[old.version_id] == "superseded"
+    before = vg.search(title, valid_at="2026-08-01", now=NOW, mode="lexical")
+    assert before.hits[0].version_id == old.version_id  # the period picks the version
+    assert new.version_id not in {h.version_id for h in before.hits}
+    both = vg.search(title, valid_at="2026-09-29", now=NOW, mode="lexical",
+                     include_superseded=True)
+    ours = [h for h in both.hits if h.lineage_id == L]
+    assert [h.version_id for h in ours] == [new.version_id, old.version_id]
+    assert ours[1].admission == "superseded" and ours[1].superseded_by == new.version_id
+
+
+def test_a_search_on_a_store_behind_its_documents_indexes_first_and_says_so(
+    vg: Vigente
+) -> None:
+    add(vg, "Policy 1/2026", V50, "2026-01-01", "2025-12-15")
+    first = vg.search(QUERY, valid_at="2026-09-29", now=NOW, mode="lexical")
+    assert first.hits  # indexed by the search itself, never 0 hits from a missing index
+    (note,) = first.notes
+    assert "behind" in note and "1 version(s)" in note and "`vigente index`" in note
+    assert first.as_dict()["notes"] == [note]
+    assert vg.search(QUERY, valid_at="2026-09-29", now=NOW, mode="lexical").notes == ()
+    add(vg, "Policy 2/2026", V80, "2026-09-01", "2026-09-03", relation="amends",
+        predecessor="Policy 1/2026")
+    behind = vg.search(QUERY, valid_at="2026-09-29", now=NOW, mode="lexical")
+    assert "80 MB" in behind.hits[0].passage and "1 version(s)" in behind.notes[0]
+    vg.retrieval.index(embed=False)
+    assert vg.search(QUERY, valid_at="2026-09-29", now=NOW, mode="lexical").notes == ()

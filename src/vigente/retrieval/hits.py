@@ -150,6 +150,8 @@ class HitBuilder:
             citation = citer(self._language, t)(document, predecessor,
                                                   self._successors.get(document.version_id))
             why = self._document_why(admission, successor, span, known)
+            if c.matched_field is not None:
+                why += f"; its {c.matched_field} matches the query"
         return Hit(
             rank=rank, kind=c.kind, lineage_id=c.claim.lineage, scope=c.claim.scope,
             version_id=version_id, external_id=external_id, title=title, reference=reference,
@@ -159,6 +161,7 @@ class HitBuilder:
             superseded_by_label=None if successor is None else successor.label,
             admission=admission, why=why, passage=c.text, passage_index=c.position,
             value=value, lexical_rank=r.lexical_rank, semantic_rank=r.semantic_rank,
+            matched_field=c.matched_field,
         )
 
     def _document_why(self, admission: str, successor: DocumentVersion | None, span: str,

@@ -18,6 +18,8 @@ __all__ = [
     "Candidate",
     "CandidateQuery",
     "Claim",
+    "FieldMatch",
+    "FieldRecord",
     "PassageRecord",
     "RetrievalStats",
 ]
@@ -49,6 +51,26 @@ class PassageRecord:
     @property
     def content_hash(self) -> str:
         return hashlib.sha256(self.text.encode("utf-8")).hexdigest()[:32]
+
+
+@dataclass(frozen=True, slots=True)
+class FieldRecord:
+    """A field of a document claim to index beside its passages: its ``title`` or its official
+    ``reference``, as given and as searched (:func:`~vigente.retrieval.text.field_text`)."""
+
+    field: str  # "title" | "reference"
+    text: str
+    search_text: str
+
+
+@dataclass(frozen=True, slots=True)
+class FieldMatch:
+    """A claim whose title or reference contains one of the query's terms: the field and its
+    searched text (scored against the query by :mod:`vigente.retrieval.fields`)."""
+
+    claim_id: int
+    field: str
+    search_text: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +107,7 @@ class Candidate:
     text: str
     content_hash: str
     score: float
+    matched_field: str | None = None  # "title" | "reference": ranked for that field's match
 
 
 @dataclass(frozen=True, slots=True)

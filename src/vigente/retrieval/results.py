@@ -21,7 +21,8 @@ class Hit:
     """One admissible passage: where it comes from, its validity as known at ``k``, and why it
     was admitted. ``superseded_by`` names the successor (known at ``k``) that replaced or will
     replace its version; ``admission`` is ``in_force`` (valid at ``t``) or ``superseded`` (only
-    with ``include_superseded``: it had ended by ``t``)."""
+    with ``include_superseded``: it had ended by ``t``); ``matched_field`` is ``title`` or
+    ``reference`` when the version was ranked for its title or reference matching the query."""
 
     rank: int
     kind: str  # "document" | "fact"
@@ -45,6 +46,7 @@ class Hit:
     value: JSONValue = None
     lexical_rank: int | None = None
     semantic_rank: int | None = None
+    matched_field: str | None = None  # "title" | "reference": ranked for matching the query
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -70,6 +72,7 @@ class Hit:
             "value": self.value,
             "lexical_rank": self.lexical_rank,
             "semantic_rank": self.semantic_rank,
+            "matched_field": self.matched_field,
         }
 
 

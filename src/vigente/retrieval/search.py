@@ -15,6 +15,7 @@ reported with the kernel's reasons.
 from __future__ import annotations
 
 import datetime as _dt
+import itertools
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -26,16 +27,18 @@ from vigente.kernel.versions import Version, admissibility
 from vigente.retrieval.dates import QueryDate
 from vigente.retrieval.dates import date_from_query as _date_from_query
 from vigente.retrieval.embed import Embedder, builtin_embedder, embedding_available
+from vigente.retrieval.fields import field_scores, rank_with_fields
 from vigente.retrieval.hits import HitBuilder, Ranked, value_text
 from vigente.retrieval.records import (
     Candidate,
     CandidateQuery,
     Claim,
+    FieldRecord,
     PassageRecord,
     RetrievalStats,
 )
 from vigente.retrieval.results import IndexReport, SearchResult
-from vigente.retrieval.text import chunk_text, fold, query_terms
+from vigente.retrieval.text import chunk_text, field_terms, field_text, fold, query_terms
 from vigente.time import Instant, TimeLike, today
 
 if TYPE_CHECKING:
@@ -49,6 +52,8 @@ MODES: Final = ("auto", "lexical", "semantic", "hybrid")
 MAX_K: Final = 1000
 MAX_QUERY_CHARS: Final = 10_000
 RRF_K: Final = 60  # the constant of reciprocal rank fusion (Cormack et al., 2009)
+#: Title and reference fields scored per search, at least (the pool when it is larger).
+FIELD_CANDIDATES: Final = 200
 _END_OF_TIME: Final = Instant.from_date(_dt.date(9999, 12, 31))
 
 
@@ -111,6 +116,13 @@ def _passages(text: str) -> list[PassageRecord]:
     return [PassageRecord(i, piece, fold(piece)) for i, piece in enumerate(chunk_text(text))]
 
 
+def _fields(document: DocumentVersion) -> list[FieldRecord]:
+    """The title and reference of a document version, as indexed beside its passages."""
+    return [FieldRecord(name, value, field_text(value))
+            for name, value in (("title", document.title), ("reference", document.reference))
+            if value and field_text(value)]
+
+
 class Retrieval:
     """Search the passages of document versions and fact values at ``(t, k)``.
 
@@ -152,33 +164,59 @@ class Retrieval:
         return self._store.retrieval_stats()
 
     def refresh(self, *, full: bool = False) -> tuple[int, int]:
-        """Cut passages for every claim added since the last refresh (every claim with
-        ``full``); returns ``(claims, passages)`` indexed. Cheap when nothing is new."""
+        """Cut passages (and index titles and references) for every claim added since the last
+        refresh (every claim with ``full``); returns ``(claims, passages)`` indexed. Cheap when
+        nothing is new. A store indexed before titles and references were searchable gets
+        them here too (counted in neither figure; see :meth:`refresh_fields`)."""
+        self.refresh_fields()
         store = self._store
         claims_done = passages_done = 0
         if not full and store.pending_claims()[1] == 0:
             return 0, 0  # up to date: a search stays a read
         with store.transaction():
             claims, cursor = store.pending_claims(full=full)
-            documents = [c.source for c in claims if _document_claim(c)]
-            texts: dict[str, DocumentVersion] = {}
-            for start in range(0, len(documents), 200):
-                for version in store.document_versions_by_id(documents[start:start + 200]):
-                    texts[version.version_id] = version
+            texts = self._documents(claims)
             for claim in claims:
                 document = texts.get(claim.source) if _document_claim(claim) else None
+                fields: list[FieldRecord] = []
                 if document is not None:
                     kind, passages = "document", _passages(document.text)
+                    fields = _fields(document)
                 else:
                     value: JSONValue = json.loads(claim.value_json)
                     kind, passages = "fact", _passages(fact_text(claim.lineage, value))
-                if store.append_passages(claim, kind, passages):
+                if store.append_passages(claim, kind, passages, fields):
                     claims_done += 1
                     passages_done += len(passages)
             if cursor:
                 store.mark_indexed(cursor)
         self._missing.clear()
         return claims_done, passages_done
+
+    def refresh_fields(self) -> int:
+        """Index the titles and references of document versions that were indexed before
+        they were searchable (a store indexed by an older vigente); how many versions. One
+        read when there is nothing to do."""
+        store = self._store
+        if not store.pending_fields():
+            return 0
+        with store.transaction():
+            claims = store.pending_fields()
+            texts = self._documents(claims)
+            for claim in claims:
+                document = texts.get(claim.source) if _document_claim(claim) else None
+                if document is not None:
+                    store.append_fields(claim, _fields(document))
+            store.mark_fields_indexed()
+        return len(claims)
+
+    def _documents(self, claims: Sequence[Claim]) -> dict[str, DocumentVersion]:
+        documents = [c.source for c in claims if _document_claim(c)]
+        texts: dict[str, DocumentVersion] = {}
+        for start in range(0, len(documents), 200):
+            for version in self._store.document_versions_by_id(documents[start:start + 200]):
+                texts[version.version_id] = version
+        return texts
 
     def index(
         self,
@@ -276,22 +314,40 @@ class Retrieval:
             return "lexical", None
         return ("hybrid" if mode == "auto" else mode), embedder
 
+    def _lexical(self, terms: Sequence[str], fields: Sequence[str], query: CandidateQuery
+                 ) -> tuple[list[Candidate], set[int]]:
+        """Passages matching the terms, with the versions whose title or reference matches
+        the query merged in (:mod:`vigente.retrieval.fields`); and the passage ids ranked
+        first because the query is their version's title or reference."""
+        store = self._store
+        body = store.search_lexical(terms, query) if terms else []
+        matches = (store.search_fields(fields, replace(query, limit=max(query.limit,
+                                                                        FIELD_CANDIDATES)))
+                   if fields else [])
+        if not matches:
+            return body, set()
+        return rank_with_fields(body, field_scores(fields, matches), store.first_passages,
+                                query.limit)
+
     def _rank(self, terms: Sequence[str], vector: tuple[str, bytes] | None,
               query: CandidateQuery, k: int, mode: str,
-              collapse: Callable[[list[Ranked]], list[Ranked]] | None = None
-              ) -> list[Ranked]:
+              collapse: Callable[[list[Ranked]], list[Ranked]] | None = None,
+              fields: Sequence[str] = ()) -> list[Ranked]:
         """The top ``k`` after fusion, widening the candidate pool until ``k`` survive or the
-        index is exhausted."""
+        index is exhausted. A version whose title or reference is the query stays first after
+        fusion too (relevance to the words of a passage cannot outrank naming the document)."""
         store = self._store
         pool = max(4 * k, 40)
-        use_lexical = mode in ("lexical", "hybrid") and bool(terms)
+        use_lexical = mode in ("lexical", "hybrid") and bool(terms or fields)
         use_vectors = mode in ("semantic", "hybrid") and vector is not None
         while True:
             q = replace(query, limit=pool)
-            lexical = store.search_lexical(terms, q) if use_lexical else []
+            lexical, named = self._lexical(terms, fields, q) if use_lexical else ([], set())
             semantic = (store.search_vectors(vector[0], vector[1], q)
                         if use_vectors and vector is not None else [])
             ranked = fuse(lexical, semantic, hybrid=mode == "hybrid")
+            if named and mode == "hybrid":
+                ranked = sorted(ranked, key=lambda r: r.candidate.passage_id not in named)
             if collapse is not None:
                 ranked = collapse(ranked)
             exhausted = len(lexical) < pool and len(semantic) < pool
@@ -300,7 +356,7 @@ class Retrieval:
             pool *= 4
 
     def _prepare(self, text: str, k: int, mode: str
-                 ) -> tuple[list[str], str, Embedder | None]:
+                 ) -> tuple[list[str], list[str], str, Embedder | None]:
         if not isinstance(text, str) or not text.strip():
             raise InvalidInput("the query is empty: give the words to search for")
         if len(text) > MAX_QUERY_CHARS:
@@ -312,14 +368,14 @@ class Retrieval:
         terms = query_terms(text)
         if not terms and embedder is None:
             raise InvalidInput(f"the query {text[:60]!r} has no words to search for")
-        return terms, used, embedder
+        return terms, field_terms(text), used, embedder
 
     def similar(self, text: str, *, k: int = 10, scope: ScopeArg = ALL_SCOPES,
                 mode: Mode = "auto", known_at: TimeLike | None = None) -> list[Ranked]:
         """Relevance only, no validity filter: the baseline a plain RAG retriever answers
         with. For comparison and for reporting exclusions, never for answers. ``known_at``
         limits it to what the store held on that date (a plain index as it was then)."""
-        terms, used, embedder = self._prepare(text, k, mode)
+        terms, fields, used, embedder = self._prepare(text, k, mode)
         self.refresh()
         vector = None if embedder is None else (embedder.model_id,
                                                 embedder.embed([text])[0].tobytes())
@@ -328,7 +384,7 @@ class Retrieval:
         else:  # every snapshot held on known_at, whatever its validity
             query = CandidateQuery(_END_OF_TIME, self._vg.instant(known_at), _scope(scope),
                                    True, k)
-        return self._rank(terms, vector, query, k, used)
+        return self._rank(terms, vector, query, k, used, fields=fields)
 
     # -- search ------------------------------------------------------------------------------
     def search(
@@ -365,7 +421,7 @@ class Retrieval:
         if date_from_query and isinstance(text, str):
             found = _date_from_query(text)
         matched = text if found is None else found.text
-        terms, used, embedder = self._prepare(matched, k, mode)
+        terms, fields, used, embedder = self._prepare(matched, k, mode)
         if found is not None:
             t = found.valid_at
         elif valid_at is None:
@@ -379,8 +435,7 @@ class Retrieval:
         k_at = current if known_at is None else vg.instant(known_at)
         vg.check_knowledge_date(k_at, current)
         the_scope = _scope(scope)
-        notes: list[str] = []
-        self.refresh()
+        notes = self._catch_up()
         vector = None
         if embedder is not None:
             vector = (embedder.model_id, embedder.embed([matched])[0].tobytes())
@@ -419,14 +474,17 @@ class Retrieval:
                         default=0),
                 ))
                 kept.append((members[0], best))
-            return [replace(best, score=first.score, lexical_rank=first.lexical_rank,
-                            semantic_rank=first.semantic_rank) for first, best in kept]
+            merged = [replace(best, score=first.score, lexical_rank=first.lexical_rank,
+                              semantic_rank=first.semantic_rank) for first, best in kept]
+            # Equally relevant (one title naming several versions): the one in force first.
+            runs = itertools.groupby(merged, key=lambda r: r.score)
+            return [r for _, run in runs for r in sorted(run, key=lambda r: not in_force(r))]
 
         ranked = self._rank(terms, vector, filtered, k, used,
-                            collapse if include_superseded else None)
+                            collapse if include_superseded else None, fields)
         baseline = self._rank(terms, vector, replace(filtered, valid_at=None, known_at=None,
-                                                     include_superseded=False), k, used
-                              ) if explain else []
+                                                     include_superseded=False), k, used,
+                              fields=fields) if explain else []
         load_snapshots([r.candidate.claim_id for r in ranked + baseline])
         builder = HitBuilder(self._vg, t, k_at, language, snapshots, include_superseded)
         hits, excluded = builder.build(ranked, baseline)
@@ -443,6 +501,29 @@ class Retrieval:
             decision_id = self._vg.record_decision("search", text[:200], payload)
             result = replace(result, decision_id=decision_id)
         return result
+
+    def _catch_up(self) -> list[str]:
+        """Bring the lexical index up to date before a search, and say so when it was behind.
+
+        Cutting passages and indexing titles is deterministic and needs no model (a few
+        milliseconds per new version), so a search never answers from an index that misses
+        what the store holds; embedding is slow and needs the model, so missing vectors are
+        only reported (with the command that adds them)."""
+        fields = self.refresh_fields()
+        claims, passages = self.refresh()
+        notes = []
+        if claims:
+            notes.append(
+                f"the search index was behind the store: {claims} version(s) or fact value(s) "
+                f"({passages} passage(s)) were indexed before this search; run `vigente index` "
+                "after adding documents to index (and embed) them ahead of searches"
+            )
+        if fields:
+            notes.append(
+                f"titles and references of {fields} version(s) indexed by an older vigente "
+                "were indexed before this search"
+            )
+        return notes
 
     def _missing_vectors(self, model_id: str) -> int:
         """Passages without a vector for the model (counted again only after indexing)."""

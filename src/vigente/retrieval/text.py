@@ -5,6 +5,11 @@ diacritics removed ("Määrus" → "maarus", "città" → "citta"), tokens are r
 digits. Backends that index folded text (PostgreSQL's ``simple`` configuration) get the same
 tokens as FTS5.
 
+A document's title and official reference are searched as fields of their own
+(:func:`field_text`): the same folded words, plus one joined token per number written with
+separators ("12/2025" → ``12n2025``), so that "Circular 12/2025" and "Circular 2025/12" are told
+apart while "12 2025" written loosely still matches both numbers.
+
 Passages are cut on Markdown headings and blank lines, packed up to ``max_chars``; a paragraph
 longer than that is cut at sentence ends. The same text always gives the same passages, and an
 amendment that changes one section leaves the passages of the other sections unchanged.
@@ -16,12 +21,15 @@ import re
 import unicodedata
 from collections.abc import Iterator
 
-__all__ = ["MAX_PASSAGE_CHARS", "chunk_text", "fold", "query_terms"]
+__all__ = ["MAX_PASSAGE_CHARS", "chunk_text", "field_terms", "field_text", "fold", "query_terms"]
 
 MAX_PASSAGE_CHARS = 800
 MAX_QUERY_TERMS = 64
 
 _TOKEN = re.compile(r"[^\W_]+")
+# A number written with separators: "12/2025", "2025-04", "1.2.3" (not "12 2025": a space
+# separates two numbers).
+_NUMBER = re.compile(r"\d+(?:[/.\-]\d+)+")
 _SENTENCE_END = re.compile(r"(?<=[.;:!?])\s+")
 _HEADING = re.compile(r"^#{1,6}\s")
 
@@ -36,6 +44,21 @@ def fold(text: str) -> str:
 def query_terms(text: str) -> list[str]:
     """The distinct folded terms of a query, in order (at most 64)."""
     return list(dict.fromkeys(fold(text).split()))[:MAX_QUERY_TERMS]
+
+
+def field_text(text: str) -> str:
+    """The searchable text of a title or reference: its folded words, then one joined token
+    per number written with separators ("Circolare n. 12/2025" → ``circolare n 12 2025
+    12n2025``)."""
+    numbers = _NUMBER.findall(unicodedata.normalize("NFKC", text))
+    joined = ["n".join(re.split(r"[/.\-]", number)) for number in numbers]
+    return " ".join([fold(text), *joined]).strip()
+
+
+def field_terms(text: str) -> list[str]:
+    """The distinct terms of :func:`field_text`, in order (at most 64): the query side of a
+    title or reference match."""
+    return list(dict.fromkeys(field_text(text).split()))[:MAX_QUERY_TERMS]
 
 
 def _pieces(paragraph: str, max_chars: int) -> Iterator[str]:

@@ -23,12 +23,14 @@ from vigente.retrieval.records import (
     Candidate,
     CandidateQuery,
     Claim,
+    FieldMatch,
+    FieldRecord,
     PassageRecord,
     RetrievalStats,
 )
 from vigente.time import Instant
 
-__all__ = ["RETRIEVAL_MIGRATIONS", "PostgresRetrieval"]
+__all__ = ["FIELD_MIGRATIONS", "RETRIEVAL_MIGRATIONS", "PostgresRetrieval"]
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
 _MICROSECOND = _dt.timedelta(microseconds=1)
@@ -62,6 +64,26 @@ RETRIEVAL_MIGRATIONS: list[list[str]] = [
             value bigint NOT NULL
         )""",
         "INSERT INTO retrieval_state VALUES ('indexed_through', 0), ('passages', 0)",
+    ],
+]
+
+#: Appended after every other migration (store/postgres.py): the title and reference of every
+#: document claim, one row per field, with its own tsvector. ``fields_from``: claims numbered
+#: below it were indexed before fields existed (backfilled by the next refresh, then 0).
+FIELD_MIGRATIONS: list[list[str]] = [
+    [
+        """CREATE TABLE retrieval_fields (
+            field_id    bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            claim_id    bigint NOT NULL REFERENCES retrieval_claims (claim_id),
+            field       text COLLATE "C" NOT NULL CHECK (field IN ('title', 'reference')),
+            text        text NOT NULL,
+            search_text text NOT NULL,
+            search      tsvector NOT NULL,
+            UNIQUE (claim_id, field)
+        )""",
+        "CREATE INDEX retrieval_fields_search ON retrieval_fields USING gin (search)",
+        """INSERT INTO retrieval_state
+            SELECT 'fields_from', coalesce(max(claim_id), 0) + 1 FROM retrieval_claims""",
     ],
 ]
 
@@ -111,6 +133,36 @@ SELECT_VECTORS = f"""{_VECTORS} AND {_SCOPE}
 SELECT_VECTORS_FILTERED = f"""WITH admissible AS MATERIALIZED ({SELECT_ADMISSIBLE})
     {_VECTORS} AND cl.claim_id IN (SELECT claim_id FROM admissible)
     ORDER BY r.embedding <=> %(vector)s::vector, p.passage_id LIMIT %(limit)s"""
+_FIELDS = """SELECT f.claim_id, f.field, f.search_text,
+        ts_rank(f.search, q.query, 1) AS score
+    FROM retrieval_fields f
+    CROSS JOIN (SELECT to_tsquery('simple', %(match)s) AS query) q
+    JOIN retrieval_claims cl ON cl.claim_id = f.claim_id
+    JOIN subjects s ON s.subject_id = cl.subject_id
+    WHERE f.search @@ q.query"""
+# The claims whose fields rank best, every field of theirs that matched.
+_TOP_FIELDS = """SELECT claim_id, field, search_text FROM (
+    SELECT m.*, dense_rank() OVER (ORDER BY best DESC, claim_id) AS n FROM (
+        SELECT m.*, max(score) OVER (PARTITION BY claim_id) AS best FROM matches m) m) m
+    WHERE n <= %(limit)s ORDER BY n, field"""
+SELECT_FIELDS = f"""WITH matches AS ({_FIELDS} AND {_SCOPE}) {_TOP_FIELDS}"""
+SELECT_FIELDS_FILTERED = f"""WITH admissible AS MATERIALIZED ({SELECT_ADMISSIBLE}),
+    matches AS ({_FIELDS} AND cl.claim_id IN (SELECT claim_id FROM admissible))
+    {_TOP_FIELDS}"""
+SELECT_FIRST_PASSAGES = f"""SELECT {_CANDIDATE_COLUMNS}, 0.0 FROM retrieval_passages p
+    JOIN retrieval_claims cl ON cl.claim_id = p.claim_id
+    JOIN subjects s ON s.subject_id = cl.subject_id
+    WHERE p.position = 0 AND p.claim_id = ANY(%s)"""
+INSERT_FIELD = """INSERT INTO retrieval_fields (claim_id, field, text, search_text, search)
+    VALUES (%s, %s, %s, %s, to_tsvector('simple', %s))
+    ON CONFLICT (claim_id, field) DO NOTHING"""
+SELECT_PENDING_FIELDS = """SELECT s.lineage, s.scope_key, cl.source, cl.value
+    FROM retrieval_claims cl JOIN subjects s ON s.subject_id = cl.subject_id
+    WHERE cl.kind = 'document'
+      AND cl.claim_id < (SELECT value FROM retrieval_state WHERE key = 'fields_from')
+    ORDER BY cl.claim_id"""
+SELECT_CLAIM_ID = """SELECT claim_id FROM retrieval_claims
+    WHERE subject_id = %s AND source = %s AND value_hash = %s"""
 SELECT_STATE = "SELECT value FROM retrieval_state WHERE key = %s"
 UPDATE_STATE = "UPDATE retrieval_state SET value = %s WHERE key = %s"
 ADD_STATE = "UPDATE retrieval_state SET value = value + %s WHERE key = %s"
@@ -151,6 +203,8 @@ DELETE_VECTORS = "DELETE FROM retrieval_vectors WHERE model_id = %s"
 SELECT_CLAIM_COUNT = "SELECT count(*) FROM retrieval_claims"
 SELECT_VECTOR_STATS = "SELECT model_id, count(*) FROM retrieval_vectors GROUP BY model_id"
 RESET = [
+    "DELETE FROM retrieval_fields",
+    "UPDATE retrieval_state SET value = 0 WHERE key = 'fields_from'",
     "DELETE FROM retrieval_passages",
     "DELETE FROM retrieval_claims",
     "UPDATE retrieval_state SET value = 0 WHERE key IN ('indexed_through', 'passages')",
@@ -234,8 +288,8 @@ class PostgresRetrieval:
     def mark_indexed(self, through: int) -> None:
         self._execute(UPDATE_STATE, (through, "indexed_through"))
 
-    def append_passages(self, claim: Claim, kind: str,
-                        passages: Sequence[PassageRecord]) -> bool:
+    def append_passages(self, claim: Claim, kind: str, passages: Sequence[PassageRecord],
+                        fields: Sequence[FieldRecord] = ()) -> bool:
         subject = self._fetch(SELECT_SUBJECT_ID, (claim.lineage, claim.scope.key))
         if not subject:
             raise StoreError(f"no timeline {claim.lineage!r} to index passages for")
@@ -249,7 +303,31 @@ class PostgresRetrieval:
                 (claim_id, p.position, p.content_hash, p.text, p.search_text) for p in passages
             ])
             self._execute(ADD_STATE, (len(passages), "passages"))
+        self._append_fields(claim_id, fields)
         return True
+
+    def _append_fields(self, claim_id: int, fields: Sequence[FieldRecord]) -> None:
+        if fields:
+            self._execute_many(INSERT_FIELD, [
+                (claim_id, f.field, f.text, f.search_text, f.search_text) for f in fields
+            ])
+
+    def pending_fields(self) -> list[Claim]:
+        if self._state("fields_from") == 0:
+            return []
+        return [Claim(lineage, self._scope(key), source, value)
+                for lineage, key, source, value in self._fetch(SELECT_PENDING_FIELDS, ())]
+
+    def append_fields(self, claim: Claim, fields: Sequence[FieldRecord]) -> None:
+        subject = self._fetch(SELECT_SUBJECT_ID, (claim.lineage, claim.scope.key))
+        found = subject and self._fetch(SELECT_CLAIM_ID, (subject[0][0], claim.source,
+                                                          claim.value_hash))
+        if not found:
+            raise StoreError(f"no indexed claim of {claim.lineage!r} to add fields to")
+        self._append_fields(int(found[0][0]), fields)
+
+    def mark_fields_indexed(self) -> None:
+        self._execute(UPDATE_STATE, (0, "fields_from"))
 
     def reset_retrieval(self) -> None:
         if self._has_vectors():
@@ -287,6 +365,20 @@ class PostgresRetrieval:
         params["match"] = " | ".join(terms)
         sql = SELECT_LEXICAL_FILTERED if query.filtered else SELECT_LEXICAL
         return [self._candidate(row) for row in self._fetch(sql, params)]
+
+    def search_fields(self, terms: Sequence[str], query: CandidateQuery) -> list[FieldMatch]:
+        if not terms:
+            return []
+        params = self._params(query)
+        params["match"] = " | ".join(terms)
+        sql = SELECT_FIELDS_FILTERED if query.filtered else SELECT_FIELDS
+        return [FieldMatch(int(c), field, text) for c, field, text in self._fetch(sql, params)]
+
+    def first_passages(self, claim_ids: Sequence[int]) -> list[Candidate]:
+        if not claim_ids:
+            return []
+        return [self._candidate(row)
+                for row in self._fetch(SELECT_FIRST_PASSAGES, (list(dict.fromkeys(claim_ids)),))]
 
     # -- vectors -------------------------------------------------------------------------------
     def passages_without_vectors(self, model_id: str, limit: int

@@ -26,6 +26,8 @@ from vigente.retrieval.records import (
     Candidate,
     CandidateQuery,
     Claim,
+    FieldMatch,
+    FieldRecord,
     PassageRecord,
     RetrievalStats,
 )
@@ -35,7 +37,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-__all__ = ["RETRIEVAL_MIGRATIONS", "SQLiteRetrieval"]
+__all__ = ["FIELD_MIGRATIONS", "RETRIEVAL_MIGRATIONS", "SQLiteRetrieval"]
 
 OPEN_END = 1 << 62
 _VF, _VT, _KF, _KT = 1, 2, 4, 8
@@ -84,6 +86,33 @@ RETRIEVAL_MIGRATIONS: list[list[str]] = [
     ],
 ]
 
+#: Appended after every other migration (store/sqlite.py): the title and reference of every
+#: document claim, one row per field, with their own FTS5 index and document frequencies.
+#: ``fields_from``: claims numbered below it were indexed before fields existed (backfilled by
+#: the next refresh, then 0).
+FIELD_MIGRATIONS: list[list[str]] = [
+    [
+        """CREATE TABLE retrieval_fields (
+            field_id    INTEGER PRIMARY KEY,
+            claim_id    INTEGER NOT NULL REFERENCES retrieval_claims (claim_id),
+            field       TEXT NOT NULL CHECK (field IN ('title', 'reference')),
+            text        TEXT NOT NULL,
+            search_text TEXT NOT NULL,
+            UNIQUE (claim_id, field)
+        )""",
+        """CREATE VIRTUAL TABLE retrieval_fields_fts USING fts5 (
+            search_text, content = 'retrieval_fields', content_rowid = 'field_id',
+            tokenize = 'unicode61 remove_diacritics 2'
+        )""",
+        """CREATE TABLE retrieval_field_terms (
+            term TEXT PRIMARY KEY,
+            df   INTEGER NOT NULL  -- fields that contain the term
+        ) WITHOUT ROWID""",
+        """INSERT INTO retrieval_state
+            SELECT 'fields_from', coalesce(max(claim_id), 0) + 1 FROM retrieval_claims""",
+    ],
+]
+
 _CANDIDATE_COLUMNS = """p.passage_id, cl.claim_id, s.lineage, s.scope_key, cl.source, cl.value,
     cl.kind, p.position, p.text, p.content_hash"""
 # Claims with a snapshot admissible at (t, k); :relax also admits snapshots that have ended.
@@ -109,6 +138,24 @@ UPSERT_TERM = """INSERT INTO retrieval_terms (term, df) VALUES (?, ?)
 SELECT_CANDIDATES_BY_ID = f"""SELECT {_CANDIDATE_COLUMNS} FROM retrieval_passages p
     JOIN retrieval_claims cl ON cl.claim_id = p.claim_id
     JOIN subjects s ON s.subject_id = cl.subject_id WHERE p.passage_id IN """
+SELECT_FIELD_TERM_COUNTS = "SELECT term, df FROM retrieval_field_terms WHERE term IN "
+UPSERT_FIELD_TERM = """INSERT INTO retrieval_field_terms (term, df) VALUES (?, ?)
+    ON CONFLICT (term) DO UPDATE SET df = df + excluded.df"""
+SELECT_FIELD_MATCHES = """SELECT f.claim_id, f.field, f.search_text FROM retrieval_fields_fts
+    JOIN retrieval_fields f ON f.field_id = retrieval_fields_fts.rowid
+    WHERE retrieval_fields_fts MATCH ?"""
+INSERT_FIELD = """INSERT OR IGNORE INTO retrieval_fields (claim_id, field, text, search_text)
+    VALUES (?, ?, ?, ?)"""
+INSERT_FIELD_FTS = "INSERT INTO retrieval_fields_fts (rowid, search_text) VALUES (?, ?)"
+SELECT_PENDING_FIELDS = """SELECT s.lineage, s.scope_key, cl.source, cl.value
+    FROM retrieval_claims cl JOIN subjects s ON s.subject_id = cl.subject_id
+    WHERE cl.kind = 'document'
+      AND cl.claim_id < (SELECT value FROM retrieval_state WHERE key = 'fields_from')
+    ORDER BY cl.claim_id"""
+SELECT_FIRST_PASSAGES = f"""SELECT {_CANDIDATE_COLUMNS} FROM retrieval_passages p
+    JOIN retrieval_claims cl ON cl.claim_id = p.claim_id
+    JOIN subjects s ON s.subject_id = cl.subject_id
+    WHERE p.position = 0 AND p.claim_id IN """
 SELECT_STATE = "SELECT value FROM retrieval_state WHERE key = ?"
 UPDATE_STATE = "UPDATE retrieval_state SET value = ? WHERE key = ?"
 BUMP_STATE = "UPDATE retrieval_state SET value = value + 1 WHERE key = ?"
@@ -159,6 +206,10 @@ SELECT_VECTOR_STATS = "SELECT model_id, count(*) FROM retrieval_vectors GROUP BY
 RESET = [
     "DELETE FROM retrieval_vectors",
     "DELETE FROM retrieval_terms",
+    "DELETE FROM retrieval_field_terms",
+    "INSERT INTO retrieval_fields_fts (retrieval_fields_fts) VALUES ('delete-all')",
+    "DELETE FROM retrieval_fields",
+    "UPDATE retrieval_state SET value = 0 WHERE key = 'fields_from'",
     "INSERT INTO retrieval_fts (retrieval_fts) VALUES ('delete-all')",
     "DELETE FROM retrieval_passages",
     "DELETE FROM retrieval_claims",
@@ -170,6 +221,10 @@ RESET = [
 #: rarest terms whose postings add up to at most this many rows (at least the rarest term);
 #: the terms left out are the most common ones, with the lowest IDF. ``None``: every term.
 MATCH_BUDGET = 3_000
+#: The same for titles and references (one row per version). A title always holds its rarest
+#: word, which is always matched, so the budget never loses an exact title; every field
+#: returned is then scored against the whole query.
+FIELD_MATCH_BUDGET = 500
 
 
 def _in(n: int) -> str:
@@ -253,8 +308,8 @@ class SQLiteRetrieval:
         with self._lock:
             self._conn.execute(UPDATE_STATE, (through, "indexed_through"))
 
-    def append_passages(self, claim: Claim, kind: str,
-                        passages: Sequence[PassageRecord]) -> bool:
+    def append_passages(self, claim: Claim, kind: str, passages: Sequence[PassageRecord],
+                        fields: Sequence[FieldRecord] = ()) -> bool:
         with self._lock:
             row = self._conn.execute(SELECT_SUBJECT_ID, (claim.lineage, claim.scope.key)).fetchone()
             if row is None:
@@ -278,7 +333,39 @@ class SQLiteRetrieval:
                 df.update(set(passage.search_text.split()))
             self._conn.executemany(UPSERT_TERM, df.items())
             self._conn.execute(ADD_STATE, (len(passages), "passages"))
+            self._append_fields(int(claim_id), fields)
         return True
+
+    def _append_fields(self, claim_id: int, fields: Sequence[FieldRecord]) -> None:
+        df: Counter[str] = Counter()
+        for field in fields:
+            cursor = self._conn.execute(INSERT_FIELD, (claim_id, field.field, field.text,
+                                                       field.search_text))
+            if cursor.rowcount:
+                self._conn.execute(INSERT_FIELD_FTS, (cursor.lastrowid, field.search_text))
+                df.update(set(field.search_text.split()))
+        self._conn.executemany(UPSERT_FIELD_TERM, df.items())
+
+    def pending_fields(self) -> list[Claim]:
+        with self._lock:
+            if self._state("fields_from") == 0:
+                return []
+            rows = self._conn.execute(SELECT_PENDING_FIELDS).fetchall()
+        return [Claim(lineage, self._scope(key), source, value)
+                for lineage, key, source, value in rows]
+
+    def append_fields(self, claim: Claim, fields: Sequence[FieldRecord]) -> None:
+        with self._lock:
+            row = self._conn.execute(SELECT_SUBJECT_ID, (claim.lineage, claim.scope.key)).fetchone()
+            found = None if row is None else self._conn.execute(
+                SELECT_CLAIM_ID, (int(row[0]), claim.source, claim.value_hash)).fetchone()
+            if found is None:
+                raise StoreError(f"no indexed claim of {claim.lineage!r} to add fields to")
+            self._append_fields(int(found[0]), fields)
+
+    def mark_fields_indexed(self) -> None:
+        with self._lock:
+            self._conn.execute(UPDATE_STATE, (0, "fields_from"))
 
     def reset_retrieval(self) -> None:
         with self._lock:
@@ -314,12 +401,14 @@ class SQLiteRetrieval:
         return result
 
     # -- lexical -------------------------------------------------------------------------------
-    def _useful_terms(self, terms: Sequence[str]) -> list[str]:
-        """The rarest terms within :data:`MATCH_BUDGET` (terms not in the index match
-        nothing and are left out)."""
-        budget: int | None = getattr(self, "match_budget", MATCH_BUDGET)
+    def _useful_terms(self, terms: Sequence[str], *, fields: bool = False) -> list[str]:
+        """The rarest terms within :data:`MATCH_BUDGET` (:data:`FIELD_MATCH_BUDGET` for
+        ``fields``; terms not in the index match nothing and are left out)."""
+        budget: int | None = (FIELD_MATCH_BUDGET if fields
+                              else getattr(self, "match_budget", MATCH_BUDGET))
         counts: dict[str, int] = dict(self._conn.execute(
-            f"{SELECT_TERM_COUNTS}{_in(len(terms))}", list(terms)
+            f"{SELECT_FIELD_TERM_COUNTS if fields else SELECT_TERM_COUNTS}{_in(len(terms))}",
+            list(terms),
         ).fetchall())
         chosen: list[str] = []
         total = 0
@@ -386,6 +475,44 @@ class SQLiteRetrieval:
                 rows = [r for r in rows if r[1] in allowed]
             top = heapq.nsmallest(query.limit, rows, key=lambda r: (-r[2], r[0]))
             return self._candidates_by_id([(pid, score) for pid, _, score in top])
+
+    def search_fields(self, terms: Sequence[str], query: CandidateQuery) -> list[FieldMatch]:
+        if not terms:
+            return []
+        with self._lock:
+            useful = self._useful_terms(terms, fields=True)
+            if not useful:
+                return []
+            key = (tuple(useful), self._generation())
+            cached: tuple[Any, list[tuple[int, str, str]]] | None = getattr(
+                self, "_field_cache", None)
+            if cached is not None and cached[0] == key:
+                rows = cached[1]  # the filtered ranking and the baseline share one match
+            else:
+                rows = self._conn.execute(SELECT_FIELD_MATCHES,
+                                          (_match_expression(useful),)).fetchall()
+                self._field_cache = (key, rows)
+            if query.filtered or query.scope is not None:
+                allowed = self._admissible(query)
+                rows = [r for r in rows if r[0] in allowed]
+        # The claims whose fields hold most of the query's terms, as many as asked for.
+        wanted = set(terms)
+        hits: dict[int, int] = {}
+        for claim_id, _, text in rows:
+            hits[claim_id] = max(hits.get(claim_id, 0), len(wanted.intersection(text.split())))
+        kept = set(heapq.nsmallest(query.limit, hits, key=lambda c: (-hits[c], c)))
+        return [FieldMatch(int(c), field, text) for c, field, text in rows if c in kept]
+
+    def first_passages(self, claim_ids: Sequence[int]) -> list[Candidate]:
+        ids = list(dict.fromkeys(claim_ids))
+        result: list[Candidate] = []
+        for start in range(0, len(ids), 500):
+            part = ids[start:start + 500]
+            with self._lock:
+                rows = self._conn.execute(f"{SELECT_FIRST_PASSAGES}{_in(len(part))}",
+                                          part).fetchall()
+            result.extend(self._candidate(row, 0.0) for row in rows)
+        return result
 
     # -- vectors -------------------------------------------------------------------------------
     def passages_without_vectors(self, model_id: str, limit: int
