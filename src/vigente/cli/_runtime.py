@@ -1,0 +1,203 @@
+"""Runtime commands: ``vigente runtime import | import-openai | show | transcript | artifact |
+purge-account | gc`` — thin calls of ``vg.runtime``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.table import Table
+
+from vigente.cli._app import cli, console, open_store
+from vigente.runtime import Graph
+
+
+def _emit(data: object) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False))
+
+
+@cli.group()
+def runtime() -> None:
+    """The agent runtime graph: conversations, branches, runs, tool artifacts, memories."""
+
+
+@runtime.command("import")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--now", metavar="DATE", help="The import's clock, for lines without `at`.")
+@click.pass_context
+def import_(ctx: click.Context, file: Path, now: str | None) -> None:
+    """Import an event log (JSON Lines, see RUNTIME.md), all or nothing."""
+    report = open_store(ctx).runtime.import_events(file, now=now)
+    kinds = ", ".join(f"{n} {k}" for k, n in sorted(report.by_kind.items()))
+    click.echo(f"imported {report.events} event(s) into {', '.join(report.conversations) or '-'}"
+               f": {kinds}")
+
+
+@runtime.command("import-openai")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--conversation", required=True, help="Id of the new conversation.")
+@click.option("--account", required=True, help="The account that owns it.")
+@click.option("--trial", type=int, help="Which transcript of a file of trials (tau-bench).")
+@click.option("--model", default="unknown", show_default=True, help="The assistant's model.")
+@click.option("--at", metavar="DATE", help="Knowledge time of the import (default: now).")
+@click.pass_context
+def import_openai(ctx: click.Context, file: Path, conversation: str, account: str,
+                  trial: int | None, model: str, at: str | None) -> None:
+    """Import an OpenAI chat-format transcript (a list of messages, or {"messages": …})."""
+    report = open_store(ctx).runtime.import_openai(file, conversation=conversation,
+                                                   account=account, trial=trial, model=model,
+                                                   at=at)
+    kinds = ", ".join(f"{n} {k}" for k, n in sorted(report.by_kind.items()))
+    click.echo(f"imported {conversation}: {kinds}")
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB"):
+        if n < 1024:
+            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return f"{n:.1f} GiB"
+
+
+def _print_graph(graph: Graph) -> None:
+    out = console()
+    c = graph.conversation
+    out.print(f"conversation {c.id} · account {c.account} · as known at {graph.known_at}",
+              markup=False)
+    table = Table("seq", "kind", "id", "branch", "owner", "detail", "known from")
+    for node in graph.nodes:
+        detail = ""
+        kind = node.KIND
+        if kind == "branch":
+            detail = f"parent {node.parent} after {node.fork_after}" if node.parent else "root"
+        elif kind == "run":
+            detail = node.mode + (f" (child of {node.parent_run})" if node.parent_run else "")
+        elif kind == "message":
+            detail = f"{node.role}: {' '.join(node.content.split())[:60]}"
+        elif kind == "tool_call":
+            detail = f"{node.name} · {graph.call_status.get(node.id, 'pending')}"
+        elif kind == "artifact":
+            r = node.result_ref
+            detail = (f"{node.status} · result {_size(r.bytes)} {r.encoding}"
+                      f"{' (blob)' if r.in_blob else ''} · {node.privacy}/{node.visibility}")
+        elif kind in ("memory", "user_memory"):
+            links = graph.superseded_by.get(node.id, ())
+            stale = getattr(node, "stale_after", None)
+            detail = (f"{getattr(node, 'freshness', 'user')}"
+                      f"{' STALE' if stale is not None and graph.known_at >= stale else ''}"
+                      f"{' superseded by ' + ', '.join(links) if links else ''}"
+                      f"{' conflicts ' + ', '.join(graph.conflicts[node.id]) if node.id in graph.conflicts else ''}"  # noqa: E501
+                      f" · {' '.join(node.summary.split())[:50]}")
+        elif kind in ("promotion", "share", "link"):
+            detail = f"→ {node.target_id}"
+        owner = getattr(node, "participant_id", None) or ""
+        table.add_row(str(node.seq), kind, node.id, getattr(node, "branch_id", None) or "",
+                      owner, detail, str(node.known_from))
+    out.print(table)
+
+
+@runtime.command()
+@click.argument("conversation")
+@click.option("--branch", help="Only this branch and what it inherits.")
+@click.option("--known-at", metavar="DATE", help="The graph as known then (default: now).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.pass_context
+def show(ctx: click.Context, conversation: str, branch: str | None, known_at: str | None,
+         as_json: bool) -> None:
+    """The graph of a CONVERSATION: branches, runs, calls, artifacts, memories and links."""
+    graph = open_store(ctx).runtime.graph(conversation, known_at=known_at, branch=branch)
+    if as_json:
+        _emit(graph.as_dict())
+    else:
+        _print_graph(graph)
+
+
+@runtime.command()
+@click.argument("conversation")
+@click.option("--branch", default="main", show_default=True)
+@click.option("--known-at", metavar="DATE", help="As known then (default: now).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.pass_context
+def transcript(ctx: click.Context, conversation: str, branch: str, known_at: str | None,
+               as_json: bool) -> None:
+    """The user-visible transcript of a branch (runtime records never appear in it)."""
+    messages = open_store(ctx).runtime.transcript(conversation, branch, known_at=known_at)
+    if as_json:
+        _emit({"conversation": conversation, "branch": branch,
+               "messages": [{"id": m.id, "role": m.role, "content": m.content,
+                             "branch": m.branch_id, "known_from": m.known_from.isoformat()}
+                            for m in messages]})
+        return
+    for m in messages:
+        click.echo(f"[{m.role}] {m.content}")
+
+
+@runtime.command()
+@click.argument("artifact_id")
+@click.option("--conversation", help="When the id exists in several conversations.")
+@click.option("--raw", is_flag=True, help="Write the raw result bytes to stdout, exactly.")
+@click.option("--arguments", is_flag=True, help="With --raw: the raw arguments instead.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.pass_context
+def artifact(ctx: click.Context, artifact_id: str, conversation: str | None, raw: bool,
+             arguments: bool, as_json: bool) -> None:
+    """An artifact (it shares its call's id): metadata, or its raw bytes with --raw."""
+    rt = open_store(ctx).runtime
+    found = rt.artifacts(artifact_id, conversation=conversation)
+    if raw:
+        data = rt.artifact_content(found[-1], part="arguments" if arguments else "result")
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return
+    rows: list[dict[str, Any]] = []
+    for a in found:
+        rows.append({
+            "id": a.id, "call": a.target_id, "conversation": a.conversation_id,
+            "tool": a.tool_name, "status": a.status, "run": a.run_id, "branch": a.branch_id,
+            "participant": a.participant_id, "privacy": a.privacy, "visibility": a.visibility,
+            "retry_critical": a.retry_critical, "runtime_kind": a.runtime_kind,
+            "known_from": a.known_from.isoformat(),
+            "arguments": a.arguments_ref.as_dict(), "result": a.result_ref.as_dict(),
+        })
+    if as_json:
+        _emit(rows[0] if len(rows) == 1 else rows)
+        return
+    for row in rows:
+        r = row["result"]
+        click.echo(f"artifact {row['id']} ({row['tool']}, {row['status']}) in "
+                   f"{row['conversation']} · branch {row['branch']} · {row['participant']}/"
+                   f"{row['run']} · {row['privacy']}/{row['visibility']}")
+        click.echo(f"  result {r['bytes']} bytes {r['encoding']} sha256 {r['sha256']}"
+                   f"{' (blob store)' if r['in_blob'] else ' (inline)'}")
+
+
+@runtime.command("purge-account")
+@click.argument("account")
+@click.option("--dry-run", is_flag=True, help="Say what would be deleted; delete nothing.")
+@click.pass_context
+def purge_account(ctx: click.Context, account: str, dry_run: bool) -> None:
+    """Delete ACCOUNT's conversations and everything derived from them, leaving no text."""
+    report = open_store(ctx).runtime.purge_account(account, dry_run=dry_run)
+    if dry_run:
+        click.echo(f"would delete {len(report.conversations)} conversation(s) "
+                   f"({', '.join(report.conversations) or '-'}) and {report.rows} row(s)")
+        return
+    click.echo(f"deleted {len(report.conversations)} conversation(s), {report.rows} row(s), "
+               f"{report.blobs} blob(s); {report.compaction}")
+
+
+@runtime.command()
+@click.option("--dry-run", is_flag=True, help="Say what would be erased; erase nothing.")
+@click.option("--now", metavar="DATE", help="Apply retention as of this date.")
+@click.pass_context
+def gc(ctx: click.Context, dry_run: bool, now: str | None) -> None:
+    """Apply the retention classes: erase old raw bytes (tombstones stay), old checkpoints
+    and skill states, and blobs nothing refers to."""
+    report = open_store(ctx).runtime.gc(now=now, dry_run=dry_run)
+    verb = "would erase" if dry_run else "erased"
+    click.echo(f"{verb} {report.contents} raw content(s), {report.records} record(s), "
+               f"{report.blobs} unreferenced blob(s)"
+               + (f"; {report.compaction}" if report.compaction else ""))
