@@ -1,0 +1,133 @@
+"""Service commands: ``serve`` (the HTTP API and MCP over HTTP) and ``mcp`` (MCP over stdio)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from vigente.cli._app import cli, open_store
+from vigente.errors import InvalidInput
+
+DEFAULT_DATA = "vigente-data"
+
+
+def _need_serve_extra() -> None:
+    try:
+        import fastapi  # noqa: F401
+        import mcp  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError as exc:
+        raise click.ClickException(
+            f"serving needs the serve extra ({exc}): pip install 'vigente[serve]'"
+        ) from None
+
+
+def _admin_key(path: Path | None) -> str | None:
+    if path is None:
+        return os.environ.get("VIGENTE_ADMIN_KEY") or None
+    try:
+        key = path.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInput(
+            f"cannot read the admin key file {path} ({exc}): give a UTF-8 text file holding the key"
+        ) from None
+    if len(key) < 16:
+        raise InvalidInput(
+            f"the admin key in {path} is shorter than 16 characters: use a long "
+            "random key (e.g. `python -c 'import secrets; "
+            "print(secrets.token_urlsafe(32))'`)"
+        )
+    return key
+
+
+@cli.command()
+@click.option(
+    "--db",
+    "root",
+    metavar="DIR|URL",
+    help="A folder for one SQLite file per tenant (created when missing) or a "
+    f"postgresql:// URL for one schema per tenant (default: the global --db, "
+    f"$VIGENTE_DATA or {DEFAULT_DATA}).",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=8080, show_default=True, type=click.IntRange(0, 65535))
+@click.option(
+    "--admin-key-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="File holding the admin key (default: $VIGENTE_ADMIN_KEY).",
+)
+@click.option(
+    "--rate",
+    default=20.0,
+    show_default=True,
+    type=click.FloatRange(min=0.01),
+    help="Requests per second allowed to each key (token bucket, in this process).",
+)
+@click.option(
+    "--burst",
+    default=100,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Requests each key may send at once.",
+)
+@click.option(
+    "--max-body-bytes",
+    default=8 * 1024 * 1024,
+    show_default=True,
+    type=click.IntRange(min=1024),
+    help="Largest request body accepted.",
+)
+@click.option("--no-mcp", is_flag=True, help="Do not mount the MCP endpoint at /mcp.")
+@click.pass_context
+def serve(
+    ctx: click.Context,
+    root: str | None,
+    host: str,
+    port: int,
+    admin_key_file: Path | None,
+    rate: float,
+    burst: int,
+    max_body_bytes: int,
+    no_mcp: bool,
+) -> None:
+    """Serve the HTTP API (OpenAPI at /openapi.json, docs at /docs) and MCP at /mcp."""
+    _need_serve_extra()
+    import uvicorn
+
+    from vigente.http import ServiceConfig, create_app
+
+    data = (
+        root or ctx.ensure_object(dict).get("db") or os.environ.get("VIGENTE_DATA") or DEFAULT_DATA
+    )
+    key = _admin_key(admin_key_file)
+    if key is None:
+        click.echo(
+            "note: no admin key (VIGENTE_ADMIN_KEY or --admin-key-file): tenants and "
+            "keys cannot be created",
+            err=True,
+        )
+    app = create_app(
+        ServiceConfig(
+            data,
+            admin_key=key,
+            rate=rate,
+            burst=burst,
+            max_body_bytes=max_body_bytes,
+            mcp=not no_mcp,
+            host=host,
+        )
+    )
+    uvicorn.run(app, host=host, port=port, log_level="info")
+
+
+@cli.command("mcp")
+@click.pass_context
+def mcp_command(ctx: click.Context) -> None:
+    """Serve the --db store to an MCP client over stdio (tools: ask_evidence, search, cite,
+    record_fact, verify_answer; lineages as resources)."""
+    _need_serve_extra()
+    from vigente.mcp_server import serve_stdio
+
+    serve_stdio(open_store(ctx))

@@ -1,0 +1,23 @@
+"""The HTTP API: a FastAPI application over the public :class:`~vigente.Vigente` API.
+
+``create_app(ServiceConfig(root, admin_key=…))`` builds it; ``vigente serve`` runs it with
+uvicorn. Each tenant has a store of its own (:mod:`vigente.http.tenants`); every endpoint gets
+the store of the tenant its API key belongs to, so no endpoint can reach another tenant's data.
+"""
+
+from __future__ import annotations
+
+from vigente.http._app import ServiceConfig, create_app
+from vigente.http._errors import ErrorBody
+from vigente.http.tenants import ApiKey, Caller, NewKey, Tenant, TenantRegistry
+
+__all__ = [
+    "ApiKey",
+    "Caller",
+    "ErrorBody",
+    "NewKey",
+    "ServiceConfig",
+    "Tenant",
+    "TenantRegistry",
+    "create_app",
+]

@@ -1,0 +1,68 @@
+"""Admin endpoints (the admin key only): tenants and their API keys."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from vigente.http import models as m
+from vigente.http._deps import AdminCaller
+from vigente.http._errors import ERROR_RESPONSES, NotFound
+from vigente.http.tenants import ApiKey, NotRegistered, TenantRegistry
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/v1/admin", responses=ERROR_RESPONSES, tags=["admin"])
+
+
+def _key(key: ApiKey) -> dict[str, Any]:
+    return {
+        "key_id": key.key_id,
+        "tenant": key.tenant,
+        "label": key.label,
+        "created_at": key.created_at,
+        "revoked_at": key.revoked_at,
+    }
+
+
+def _known(registry: TenantRegistry, tenant: str) -> str:
+    try:
+        return registry.check_tenant(tenant)
+    except NotRegistered as exc:
+        raise NotFound(str(exc)) from None
+
+
+@router.post("/tenants", response_model=m.TenantOut, status_code=201)
+def create_tenant(body: m.TenantIn, registry: AdminCaller) -> dict[str, Any]:
+    """Create a tenant and its own, empty store."""
+    tenant = registry.create_tenant(body.name)
+    return {"name": tenant.name, "created_at": tenant.created_at}
+
+
+@router.get("/tenants", response_model=m.TenantsOut)
+def tenants(registry: AdminCaller) -> dict[str, Any]:
+    return {"tenants": [{"name": t.name, "created_at": t.created_at} for t in registry.tenants()]}
+
+
+@router.post("/tenants/{tenant}/keys", response_model=m.NewKeyOut, status_code=201)
+def create_key(tenant: str, body: m.KeyIn, registry: AdminCaller) -> dict[str, Any]:
+    """A new API key for the tenant. The key is in this response only; the server keeps its
+    SHA-256."""
+    created = registry.create_key(_known(registry, tenant), label=body.label)
+    return {**_key(created.key), "key": created.token}
+
+
+@router.get("/tenants/{tenant}/keys", response_model=m.KeysOut)
+def keys(tenant: str, registry: AdminCaller) -> dict[str, Any]:
+    """The tenant's keys, revoked ones with the time they were revoked (never the secret)."""
+    return {"keys": [_key(k) for k in registry.keys(_known(registry, tenant))]}
+
+
+@router.delete("/keys/{key_id}", response_model=m.KeyOut)
+def revoke_key(key_id: str, registry: AdminCaller) -> dict[str, Any]:
+    """Revoke a key from now on: later requests with it get 401."""
+    try:
+        return _key(registry.revoke_key(key_id))
+    except NotRegistered as exc:
+        raise NotFound(str(exc)) from None

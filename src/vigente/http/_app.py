@@ -1,0 +1,90 @@
+"""The application factory: routers, error shape, limits, tenants; the MCP endpoint mounted."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI
+
+from vigente.http import _admin, _evidence, _review
+from vigente.http._deps import ServiceState
+from vigente.http._errors import install_error_handlers
+from vigente.http._limits import BodySizeLimit, RateLimiter
+from vigente.http.tenants import TenantRegistry
+
+__all__ = ["ServiceConfig", "create_app"]
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceConfig:
+    """How the service runs.
+
+    ``root`` is a folder (one SQLite file per tenant) or a ``postgresql://`` URL (one schema
+    per tenant). ``rate``/``burst``: the token bucket of each key (requests per second, and at
+    once). ``max_body_bytes``: the largest request body. ``mcp``: mount the MCP server's
+    streamable HTTP endpoint at ``/mcp`` (the same keys). ``host``: the address served, which
+    sets the MCP endpoint's DNS-rebinding protection (on for loopback addresses).
+    """
+
+    root: str | Path
+    admin_key: str | None = None
+    rate: float = 20.0
+    burst: int = 100
+    max_body_bytes: int = 8 * 1024 * 1024
+    mcp: bool = True
+    host: str = "127.0.0.1"
+
+
+def create_app(config: ServiceConfig) -> FastAPI:
+    """The vigente HTTP API (and MCP endpoint) over the tenants under ``config.root``."""
+    from vigente import __version__
+
+    registry = TenantRegistry(config.root, admin_key=config.admin_key)
+    state = ServiceState(registry, RateLimiter(config.rate, config.burst))
+    mcp_app: Any = None
+    if config.mcp:
+        from vigente.mcp_server import http_app
+
+        mcp_app, mcp_lifespan = http_app(registry, state, host=config.host)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        async with AsyncExitStack() as stack:
+            stack.callback(registry.close)
+            if mcp_app is not None:
+                await stack.enter_async_context(mcp_lifespan())
+            yield
+
+    app = FastAPI(
+        title="vigente",
+        version=__version__,
+        summary="What an LLM agent may treat as true, for which date, as known when.",
+        description=(
+            "A bitemporal evidence store over HTTP. Every request carries a tenant's API key "
+            "(`Authorization: Bearer vgk_…`) and sees that tenant's store only. Errors have "
+            'one shape: `{"error": {"status", "code", "message"}}`, the message saying what '
+            "to change."
+        ),
+        lifespan=lifespan,
+    )
+    app.state.vigente = state
+    install_error_handlers(app)
+    app.include_router(_evidence.router)
+    app.include_router(_review.router)
+    app.include_router(_admin.router)
+
+    @app.get("/v1/health", tags=["service"])
+    def health() -> dict[str, str]:
+        """Liveness: no key needed."""
+        return {"status": "ok", "version": __version__}
+
+    if mcp_app is not None:
+        app.router.add_route(
+            "/mcp", mcp_app, methods=["GET", "POST", "DELETE"], include_in_schema=False
+        )
+    app.add_middleware(BodySizeLimit, max_bytes=config.max_body_bytes)
+    return app

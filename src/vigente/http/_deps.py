@@ -1,0 +1,110 @@
+"""Who is calling: the bearer key of a request, its rate limit, and the store it may use.
+
+Every data endpoint depends on :func:`tenant_store`: the key names one tenant, and the endpoint
+receives that tenant's store and nothing else, so an endpoint has no way to reach another
+tenant's data. Admin endpoints depend on :func:`admin_caller`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from vigente.api import Vigente
+from vigente.http._errors import ApiError
+from vigente.http._limits import RateLimiter
+from vigente.http.tenants import Caller, TenantRegistry
+
+__all__ = ["AdminCaller", "ServiceState", "TenantStore", "admin_caller", "tenant_store"]
+
+_bearer = HTTPBearer(auto_error=False, description="An API key: `Authorization: Bearer vgk_…`")
+
+
+@dataclass
+class ServiceState:
+    """What the application shares between requests."""
+
+    registry: TenantRegistry
+    limiter: RateLimiter
+
+
+def _state(request: Request) -> ServiceState:
+    state: ServiceState = request.app.state.vigente
+    return state
+
+
+def caller_of(state: ServiceState, credentials: HTTPAuthorizationCredentials | None) -> Caller:
+    """The caller of a request, after its key and rate limit are checked."""
+    if credentials is None or not credentials.credentials:
+        raise ApiError(
+            401,
+            "unauthorized",
+            "no API key: send `Authorization: Bearer <key>` (an admin creates keys "
+            "with POST /v1/admin/tenants/NAME/keys)",
+            {"WWW-Authenticate": "Bearer"},
+        )
+    caller = state.registry.authenticate(credentials.credentials)
+    if caller is None:
+        raise ApiError(
+            401,
+            "unauthorized",
+            "unknown or revoked API key: check the key, or ask an admin for a new one",
+            {"WWW-Authenticate": "Bearer"},
+        )
+    wait = state.limiter.take(caller.key_id)
+    if wait is not None:
+        raise ApiError(
+            429,
+            "rate_limited",
+            f"too many requests for this key (at most {state.limiter.burst} at once, "
+            f"{state.limiter.rate:g} per second): retry after "
+            f"{RateLimiter.retry_after(wait)} s",
+            {"Retry-After": RateLimiter.retry_after(wait)},
+        )
+    return caller
+
+
+def tenant_store(
+    request: Request,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> Vigente:
+    """The store of the tenant the request's key belongs to."""
+    state = _state(request)
+    caller = caller_of(state, credentials)
+    if caller.tenant is None:
+        raise ApiError(
+            403,
+            "forbidden",
+            "the admin key manages tenants and keys only: use a tenant's API key for its data",
+        )
+    return state.registry.store(caller.tenant)
+
+
+def admin_caller(
+    request: Request,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> TenantRegistry:
+    """The registry, for a request made with the admin key."""
+    state = _state(request)
+    if not state.registry.has_admin_key:
+        raise ApiError(
+            403,
+            "forbidden",
+            "this server has no admin key: start it with VIGENTE_ADMIN_KEY set or "
+            "with --admin-key-file",
+        )
+    caller = caller_of(state, credentials)
+    if not caller.is_admin:
+        raise ApiError(
+            403,
+            "forbidden",
+            "this endpoint needs the admin key; a tenant's key only reaches its own data",
+        )
+    return state.registry
+
+
+TenantStore = Annotated[Vigente, Depends(tenant_store)]
+AdminCaller = Annotated[TenantRegistry, Depends(admin_caller)]

@@ -1,0 +1,196 @@
+"""One JSON error shape for every error: ``{"error": {"status", "code", "message"}}``.
+
+vigente's exception tree (:mod:`vigente.errors`) maps to statuses here, in one table; the
+message is vigente's own, which says what went wrong and how to fix it. Bad input is a 4xx;
+a 500 means a bug, and its body still has this shape.
+
+    InvalidInput (and subclasses)   400  code from the class: invalid_time, import_file_error …
+    NotFound                        404  an id or name this tenant's store does not hold
+    request validation (pydantic)   422  invalid_request, naming each field and what is wrong
+    HistoryRewriteError             409  history_rewrite
+    FutureKnowledgeError            400  future_knowledge
+    StoreError                      503  store_unavailable
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from vigente.errors import (
+    FutureKnowledgeError,
+    HistoryRewriteError,
+    InvalidInput,
+    StoreError,
+    VigenteError,
+)
+
+__all__ = [
+    "ERROR_RESPONSES",
+    "ApiError",
+    "ErrorBody",
+    "ErrorDetail",
+    "NotFound",
+    "error_response",
+    "install_error_handlers",
+]
+
+log = logging.getLogger("vigente.http")
+
+
+class ErrorDetail(BaseModel):
+    status: int
+    code: str
+    message: str
+
+
+class ErrorBody(BaseModel):
+    """Every error response has this body."""
+
+    error: ErrorDetail
+
+
+class ApiError(Exception):
+    """An error a surface raises itself (authentication, limits, not found)."""
+
+    def __init__(
+        self, status: int, code: str, message: str, headers: dict[str, str] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.headers = headers
+
+
+class NotFound(ApiError):
+    def __init__(self, message: str) -> None:
+        super().__init__(404, "not_found", message)
+
+
+def _described(text: str) -> dict[str, Any]:
+    return {"model": ErrorBody, "description": text}
+
+
+#: The error responses every endpoint documents (the OpenAPI document lists them all, so that
+#: a client, and schemathesis, knows each one's shape).
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: _described("Bad input: the message says what to change"),
+    401: _described("Missing, unknown or revoked API key"),
+    403: _described("The key may not use this endpoint"),
+    404: _described("No such id or name in this tenant's store"),
+    409: _described("The write would rewrite recorded history"),
+    413: _described("The request body is larger than the limit"),
+    422: _described("The request does not match the schema"),
+    429: _described("Too many requests for this key: retry after Retry-After seconds"),
+    503: _described("The store cannot be reached"),
+}
+
+
+def error_response(
+    status: int, code: str, message: str, headers: dict[str, str] | None = None
+) -> JSONResponse:
+    body = {"error": {"status": status, "code": code, "message": message}}
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+def _code_of(exc: Exception) -> str:
+    name = type(exc).__name__
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def _vigente_status(exc: VigenteError) -> tuple[int, str]:
+    if isinstance(exc, InvalidInput):
+        return 400, "invalid_input" if type(exc) is InvalidInput else _code_of(exc)
+    if isinstance(exc, HistoryRewriteError):
+        return 409, "history_rewrite"
+    if isinstance(exc, FutureKnowledgeError):
+        return 400, "future_knowledge"
+    if isinstance(exc, StoreError):
+        return 503, "store_unavailable"
+    return 400, _code_of(exc)
+
+
+def _location(loc: tuple[Any, ...] | list[Any]) -> str:
+    parts = [str(p) for p in loc]
+    if parts and parts[0] in ("body", "query", "path", "header"):
+        where, rest = parts[0], parts[1:]
+        return f"{where} {'.'.join(rest)}" if rest else where
+    return ".".join(parts)
+
+
+def _validation_message(exc: RequestValidationError) -> str:
+    problems = []
+    for err in exc.errors()[:10]:
+        problems.append(f"{_location(err.get('loc', ()))}: {err.get('msg', 'invalid')}")
+    more = len(exc.errors()) - 10
+    tail = f" (and {more} more)" if more > 0 else ""
+    return (
+        "the request does not match the schema: "
+        + "; ".join(problems)
+        + tail
+        + ". See /openapi.json for the expected fields"
+    )
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Map every exception a request can raise to the one error shape."""
+
+    @app.exception_handler(ApiError)
+    async def api_error(_: Request, exc: ApiError) -> JSONResponse:
+        return error_response(exc.status, exc.code, exc.message, exc.headers)
+
+    @app.exception_handler(VigenteError)
+    async def vigente_error(_: Request, exc: VigenteError) -> JSONResponse:
+        status, code = _vigente_status(exc)
+        if status >= 500:
+            log.warning("store error: %s", exc)
+        return error_response(status, code, str(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
+        return error_response(422, "invalid_request", _validation_message(exc))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        status = exc.status_code
+        if status == 404:
+            message = (
+                f"no endpoint {request.url.path}: see /openapi.json (or /docs) for the endpoints"
+            )
+            code = "not_found"
+        elif status == 405:
+            message = (
+                f"{request.method} is not allowed on {request.url.path}: see "
+                "/openapi.json for the methods each endpoint takes"
+            )
+            code = "method_not_allowed"
+        else:
+            message, code = str(exc.detail), _code_of(exc)
+        return error_response(status, code, message, dict(exc.headers or {}))
+
+    @app.exception_handler(UnicodeError)
+    async def bad_text(_: Request, exc: UnicodeError) -> JSONResponse:
+        return error_response(
+            400,
+            "invalid_text",
+            "a string in the request is not valid Unicode text (a lone surrogate such as "
+            "\\ud800): send UTF-8 text",
+        )
+
+    @app.exception_handler(Exception)
+    async def internal(_: Request, exc: Exception) -> JSONResponse:
+        log.exception("unexpected error", exc_info=exc)
+        return error_response(
+            500,
+            "internal_error",
+            f"unexpected {type(exc).__name__}: this is a bug in vigente; please report it with "
+            "the request that caused it",
+        )

@@ -1,0 +1,220 @@
+"""Endpoints of the evidence store: ask, search, lineages and history, statements, precedence,
+decisions, document versions. Each calls the public :class:`~vigente.Vigente` API of the
+caller's tenant store and returns its ``as_dict`` shape."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any, TypeVar
+
+from fastapi import APIRouter, Query
+
+from vigente.api import Vigente
+from vigente.errors import ImportFileError, InvalidInput
+from vigente.http import models as m
+from vigente.http._deps import TenantStore
+from vigente.http._errors import ERROR_RESPONSES, ApiError, NotFound
+from vigente.retrieval import ALL_SCOPES
+
+__all__ = ["ask", "router"]
+
+router = APIRouter(prefix="/v1", responses=ERROR_RESPONSES)
+
+T = TypeVar("T")
+
+
+def found(lookup: Callable[[], T]) -> T:
+    """``lookup()``, whose only possible error is "no such id", as a 404."""
+    try:
+        return lookup()
+    except InvalidInput as exc:
+        raise NotFound(str(exc)) from None
+
+
+def ask(vg: Vigente, body: m.AskRequest) -> dict[str, Any]:
+    """The evidence for a question: a document lineage's versions in force, or a fact's
+    values (shared by ``/v1/ask``, ``/v1/verify`` and the MCP tools)."""
+    if vg.documents.is_document_lineage(body.lineage):
+        return vg.documents.evidence(
+            body.lineage,
+            valid_at=body.valid_at,
+            known_at=body.known_at,
+            scope=body.scope,
+            now=body.now,
+            language=body.language,
+            record=body.record,
+        ).as_dict()
+    if body.valid_at is None:
+        raise InvalidInput(
+            f"valid_at is required for the fact lineage {body.lineage!r}: give the date the "
+            "question is about (document lineages default to today)"
+        )
+    evidence = vg.evidence(
+        body.lineage,
+        valid_at=body.valid_at,
+        known_at=body.known_at,
+        scope=body.scope,
+        now=body.now,
+        record=body.record,
+    )
+    return {"kind": "fact", **evidence.as_dict()}
+
+
+@router.post("/ask", response_model=m.EvidenceOut, tags=["evidence"])
+def ask_endpoint(body: m.AskRequest, vg: TenantStore) -> dict[str, Any]:
+    """Evidence: what a lineage was on ``valid_at`` as known on ``known_at`` — status,
+    values, admitted and excluded versions with reasons, and the statement to hand a model."""
+    return ask(vg, body)
+
+
+@router.post("/search", response_model=m.SearchOut, tags=["evidence"])
+def search(body: m.SearchRequest, vg: TenantStore) -> dict[str, Any]:
+    """Passages about the query that are admissible on ``valid_at`` (relevance ranks topics,
+    validity picks the period), with the most similar excluded versions and why."""
+    result = vg.retrieval.search(
+        body.query,
+        valid_at=body.valid_at,
+        known_at=body.known_at,
+        scope=ALL_SCOPES if body.scope is None else body.scope,
+        k=body.k,
+        include_superseded=body.include_superseded,
+        mode=body.mode,
+        date_from_query=body.date_from_query,
+        now=body.now,
+        language=body.language,
+        record=body.record,
+    )
+    return result.as_dict()
+
+
+@router.get("/lineages", response_model=m.LineagesOut, tags=["lineages"])
+def lineages(vg: TenantStore) -> dict[str, Any]:
+    """Every lineage (and scope) in the store, facts and document lineages."""
+    documents = vg.documents
+    items = [
+        {
+            "lineage": name,
+            "scope": scope.as_dict(),
+            "kind": "document" if documents.is_document_lineage(name) else "fact",
+        }
+        for name, scope in vg.lineages()
+    ]
+    return {"lineages": items}
+
+
+@router.get("/history", response_model=m.HistoryOut, tags=["lineages"])
+def history(
+    vg: TenantStore, lineage: Annotated[str, Query(min_length=1, max_length=1024)]
+) -> dict[str, Any]:
+    """Every snapshot of a lineage on both time axes (every scope)."""
+    versions = vg.history(lineage)
+    if not versions:
+        raise NotFound(f"no lineage {lineage!r} in this store: list them with GET /v1/lineages")
+    return {
+        "lineage": lineage,
+        "versions": [dict(v.as_row(), scope=v.scope.as_dict()) for v in versions],
+    }
+
+
+def _import_error(exc: ImportFileError, what: str) -> ApiError:
+    message = str(exc).removeprefix(f"line {exc.line_number}: ")
+    return ApiError(
+        400, "import_file_error", f"{what}[{exc.line_number - 1}]: {message}; nothing was written"
+    )
+
+
+def as_lines(items: Sequence[Any]) -> list[str]:
+    return [json.dumps(item.model_dump(exclude_unset=True), ensure_ascii=False) for item in items]
+
+
+@router.post("/statements", response_model=m.ImportOut, tags=["statements"])
+def statements(body: m.StatementsIn, vg: TenantStore) -> dict[str, Any]:
+    """Record or retract a batch of statements, all or nothing (the lines of
+    ``vigente import``); a refused statement is named by its index."""
+    try:
+        report = vg.import_lines(as_lines(body.statements), now=body.now)
+    except ImportFileError as exc:
+        raise _import_error(exc, "statements") from None
+    return {
+        "statements": report.statements,
+        "applied": report.applied,
+        "versions_appended": report.versions_appended,
+        "versions_closed": report.versions_closed,
+    }
+
+
+@router.post("/precedence", response_model=m.PrecedenceOut, status_code=201, tags=["statements"])
+def precedence(body: m.PrecedenceIn, vg: TenantStore) -> dict[str, Any]:
+    """An explicit, dated precedence of sources (highest first) that resolves conflicts."""
+    rule = vg.set_precedence(
+        body.sources, known_at=body.known_at, scope=body.scope, lineage=body.lineage, now=body.now
+    )
+    return {
+        "rule_id": rule.rule_id,
+        "sources": list(rule.sources),
+        "known_from": rule.known_from.isoformat(),
+    }
+
+
+@router.get("/decisions", response_model=list[m.DecisionOut], tags=["evidence"])
+def decisions(
+    vg: TenantStore, limit: Annotated[int, Query(ge=1, le=1000)] = 20
+) -> list[dict[str, Any]]:
+    """The latest recorded admissibility decisions."""
+    return [d.as_dict() for d in vg.decisions(limit)]
+
+
+@router.get("/decisions/{decision_id}", response_model=m.DecisionOut, tags=["evidence"])
+def decision(decision_id: str, vg: TenantStore) -> dict[str, Any]:
+    """One recorded decision: the question, t, k, candidates, admitted and excluded."""
+    return found(lambda: vg.decision(decision_id)).as_dict()
+
+
+# -- documents ---------------------------------------------------------------------------------
+def _new_version(body: m.DocumentVersionIn) -> Any:
+    from vigente.evidence.documents import NewVersion
+
+    return NewVersion.from_dict(body.model_dump(exclude_unset=True))
+
+
+@router.get("/documents", response_model=m.DocumentVersionsOut, tags=["documents"])
+def documents(
+    vg: TenantStore, lineage: Annotated[str, Query(min_length=1, max_length=1024)]
+) -> dict[str, Any]:
+    """Every version of a document lineage, in the order they were added."""
+    versions = vg.documents.versions(lineage)
+    if not versions:
+        raise NotFound(
+            f"no document lineage {lineage!r} in this store: list them with GET /v1/lineages"
+        )
+    return {"versions": [v.as_dict() for v in versions]}
+
+
+@router.get("/documents/{version_id}", response_model=m.DocumentVersionOut, tags=["documents"])
+def document(version_id: str, vg: TenantStore) -> dict[str, Any]:
+    """One version with its text."""
+    return found(lambda: vg.documents.get(version_id)).as_dict(with_text=True)
+
+
+@router.post("/documents", response_model=m.DocumentVersionOut, status_code=201, tags=["documents"])
+def add_document(
+    body: m.DocumentVersionIn,
+    vg: TenantStore,
+    now: Annotated[str | None, Query(max_length=64)] = None,
+) -> dict[str, Any]:
+    """Add a version and apply its relation to its predecessor (atomic)."""
+    return vg.documents.add(_new_version(body), now=now).as_dict()
+
+
+@router.post(
+    "/documents/import", response_model=m.DocumentVersionsOut, status_code=201, tags=["documents"]
+)
+def import_documents(body: m.DocumentVersionsIn, vg: TenantStore) -> dict[str, Any]:
+    """Add versions with metadata in any order, all or nothing (a version after the
+    predecessor it names)."""
+    try:
+        added = vg.documents.import_lines(as_lines(body.versions), now=body.now)
+    except ImportFileError as exc:
+        raise _import_error(exc, "versions") from None
+    return {"versions": [v.as_dict() for v in added]}

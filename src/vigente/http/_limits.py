@@ -1,0 +1,138 @@
+"""Request limits: the size of a request body and the rate of requests per API key.
+
+The rate limit is a token bucket per key held in this process's memory: each key may send
+``burst`` requests at once and ``rate`` per second on average. It is not shared between server
+processes (several workers each allow the full rate) and it restarts empty on a restart; put a
+shared limiter in front of the service when that matters.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import time
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+__all__ = ["BodySizeLimit", "RateLimiter"]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+_NO_BODY = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+class BodySizeLimit:
+    """ASGI middleware: refuse a request body larger than ``max_bytes`` with 413, before the
+    application reads any of it (a declared Content-Length is checked first, then the bytes as
+    they arrive)."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] in _NO_BODY:
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers") or [])
+        declared = headers.get(b"content-length")
+        if declared is not None:
+            try:
+                size = int(declared)
+            except ValueError:
+                await _send_error(
+                    send,
+                    400,
+                    "invalid_request",
+                    "the Content-Length header is not a number: send the body's size in bytes",
+                )
+                return
+            if size > self.max_bytes:
+                await self._too_large(send)
+                return
+        chunks: list[bytes] = []
+        total = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                break  # the client went away; the application sees the disconnect below
+            chunk = message.get("body", b"")
+            total += len(chunk)
+            if total > self.max_bytes:
+                await self._too_large(send)
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    async def _too_large(self, send: Send) -> None:
+        await _send_error(
+            send,
+            413,
+            "request_too_large",
+            f"the request body is larger than {self.max_bytes} bytes: send smaller batches (or "
+            "start the server with a larger --max-body-bytes)",
+        )
+
+
+async def _send_error(send: Send, status: int, code: str, message: str) -> None:
+    body = json.dumps({"error": {"status": status, "code": code, "message": message}}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"connection", b"close"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+class RateLimiter:
+    """A token bucket per key: ``burst`` requests at once, refilled at ``rate`` per second."""
+
+    def __init__(
+        self, rate: float, burst: int, *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        if rate <= 0 or burst < 1:
+            raise ValueError("the rate limit needs rate > 0 and burst >= 1")
+        self.rate = rate
+        self.burst = burst
+        self._clock = clock
+        self._buckets: dict[str, tuple[float, float]] = {}
+        self._lock = threading.Lock()
+
+    def take(self, key: str) -> float | None:
+        """Spend one token of ``key``'s bucket: None when allowed, else the seconds to wait."""
+        with self._lock:
+            now = self._clock()
+            tokens, last = self._buckets.get(key, (float(self.burst), now))
+            tokens = min(float(self.burst), tokens + (now - last) * self.rate)
+            if tokens >= 1.0:
+                self._buckets[key] = (tokens - 1.0, now)
+                return None
+            self._buckets[key] = (tokens, now)
+            return (1.0 - tokens) / self.rate
+
+    @staticmethod
+    def retry_after(wait: float) -> str:
+        return str(max(1, math.ceil(wait)))

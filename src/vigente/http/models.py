@@ -1,0 +1,493 @@
+"""Request and response bodies of the HTTP API (pydantic; they are the OpenAPI schemas).
+
+Responses are the ``--json`` shapes of the CLI (``as_dict`` of the library's values), typed
+here; response models allow extra fields, so a field the library adds later passes through.
+Dates are ``YYYY-MM-DD`` or RFC 3339 timestamps with an offset, as everywhere in vigente.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "AskRequest",
+    "DecisionOut",
+    "DerivationIn",
+    "DerivationOut",
+    "DerivedList",
+    "DocumentEvidenceOut",
+    "DocumentVersionIn",
+    "DocumentVersionOut",
+    "DocumentVersionsIn",
+    "DocumentVersionsOut",
+    "EvidenceOut",
+    "FactEvidenceOut",
+    "HistoryOut",
+    "ImportOut",
+    "KeyIn",
+    "KeyOut",
+    "KeysOut",
+    "LineageOut",
+    "LineagesOut",
+    "NewKeyOut",
+    "PrecedenceIn",
+    "PrecedenceOut",
+    "ReviewEditIn",
+    "ReviewItemOut",
+    "ReviewListOut",
+    "ReviewNoteIn",
+    "ReviewApproveIn",
+    "ReviewSubmitIn",
+    "SearchOut",
+    "SearchRequest",
+    "StatementIn",
+    "StatementsIn",
+    "TenantIn",
+    "TenantOut",
+    "TenantsOut",
+    "VerdictOut",
+    "VerifyRequest",
+]
+
+Date = Annotated[
+    str,
+    Field(
+        description="YYYY-MM-DD or an RFC 3339 timestamp with an offset",
+        examples=["2026-09-02"],
+        max_length=64,
+    ),
+]
+Name = Annotated[str, Field(min_length=1, max_length=1024)]
+ScopeIn = Annotated[
+    dict[Annotated[str, Field(max_length=256)], str | int],
+    Field(
+        description='Scope entries, e.g. {"product": "mail"}; {} is the global scope', max_length=32
+    ),
+]
+Language = Literal["en", "it"]
+
+
+class _In(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+# -- evidence ----------------------------------------------------------------------------------
+class AskRequest(_In):
+    """What was ``lineage`` on ``valid_at``, as known on ``known_at``? For a document lineage:
+    which version was in force."""
+
+    lineage: Name
+    valid_at: Date | None = Field(
+        default=None,
+        description="t, the date asked about; required for "
+        "facts, today by default for document lineages",
+    )
+    known_at: Date | None = Field(
+        default=None, description="k, the knowledge snapshot; default now"
+    )
+    scope: ScopeIn = {}
+    now: Date | None = Field(default=None, description="treat this date as today (replays)")
+    language: Language = "en"
+    record: bool = Field(default=False, description="store the admissibility decision")
+
+
+class VersionRow(_Out):
+    version_id: str
+    value: Any
+    source: str
+    valid_from: str
+    valid_to: str | None
+    known_from: str
+    known_to: str | None
+
+
+class ExclusionRow(_Out):
+    version_id: str
+    reason: str
+    successor_id: str | None
+
+
+class Overruled(_Out):
+    version_id: str
+    source: str
+    value: Any
+
+
+class PrecedenceApplied(_Out):
+    rule_id: str
+    sources: list[str]
+    kept_source: str
+    overruled: list[Overruled]
+
+
+Status = Literal["supported", "missing", "conflict"]
+
+
+class FactEvidenceOut(_Out):
+    kind: Literal["fact"]
+    lineage: str
+    scope: dict[str, Any]
+    valid_at: str
+    known_at: str
+    now: str
+    status: Status
+    values: list[Any]
+    interpretation: str
+    statement: str
+    admitted: list[VersionRow]
+    excluded: list[ExclusionRow]
+    precedence: PrecedenceApplied | None
+    earlier_values: list[Any] | None = None
+    decision_id: str | None = None
+
+
+class DocumentRow(_Out):
+    version_id: str
+    snapshot_id: str
+    external_id: str | None
+    reference: str | None
+    title: str | None
+    relation: str | None
+    predecessor_id: str | None
+    value: Any
+    source: str | None
+    valid_from: str
+    valid_to: str | None
+    known_from: str
+    known_to: str | None
+    published: str
+    superseded: bool
+    successor_id: str | None
+    successor_reference: str | None
+    citation: str
+    reason: str | None = None
+
+
+class DocumentEvidenceOut(_Out):
+    kind: Literal["document"]
+    lineage: str
+    scope: dict[str, Any]
+    valid_at: str
+    known_at: str
+    now: str
+    status: Status
+    values: list[Any]
+    interpretation: str
+    statement: str
+    revoked_by: str | None
+    admitted: list[DocumentRow]
+    excluded: list[DocumentRow]
+    decision_id: str | None
+
+
+EvidenceOut = Annotated[FactEvidenceOut | DocumentEvidenceOut, Field(discriminator="kind")]
+
+
+# -- search ------------------------------------------------------------------------------------
+class SearchRequest(_In):
+    """Passages about ``query`` admissible on ``valid_at`` as known on ``known_at``."""
+
+    query: Annotated[str, Field(min_length=1, max_length=10_000)]
+    valid_at: Date | None = Field(default=None, description="t; required unless date_from_query")
+    known_at: Date | None = None
+    scope: ScopeIn | None = Field(
+        default=None, description="omit for every scope; {} for the global scope only"
+    )
+    k: Annotated[int, Field(ge=1, le=100)] = 10
+    include_superseded: bool = False
+    mode: Literal["auto", "lexical", "semantic", "hybrid"] = "auto"
+    date_from_query: bool = Field(
+        default=False, description='take t from the question ("as of 2015")'
+    )
+    language: Language = "en"
+    now: Date | None = None
+    record: bool = False
+
+
+class SearchHit(_Out):
+    rank: int
+    kind: str
+    lineage_id: str
+    version_id: str
+    citation: str
+    valid_from: str
+    valid_to: str | None
+    score: float
+    superseded_by: str | None
+    admission: str
+    why: str
+    passage: str
+
+
+class SearchExcluded(_Out):
+    version_id: str
+    reason: str
+    lineage_id: str
+    similarity_rank: int | None = None
+
+
+class SearchOut(_Out):
+    query: str
+    valid_at: str
+    known_at: str
+    hits: list[SearchHit]
+    excluded: list[SearchExcluded]
+    mode: str
+    notes: list[str]
+    decision_id: str | None
+
+
+# -- lineages, history, statements ------------------------------------------------------------
+class LineageOut(_Out):
+    lineage: str
+    scope: dict[str, Any]
+    kind: Literal["fact", "document"]
+
+
+class LineagesOut(_Out):
+    lineages: list[LineageOut]
+
+
+class HistoryOut(_Out):
+    lineage: str
+    versions: list[VersionRow]
+
+
+class StatementIn(_In):
+    """One record/retract statement, as a line of an import file."""
+
+    op: Literal["record", "retract"]
+    lineage: Name
+    scope: ScopeIn = {}
+    value: Any = Field(
+        default=None, description="the value a record states (any JSON); a retract takes none"
+    )
+    source: Name
+    valid_from: Date
+    valid_to: Date | None = None
+    known_at: Date
+
+
+class StatementsIn(_In):
+    """A batch of statements, applied all or nothing."""
+
+    statements: Annotated[list[StatementIn], Field(min_length=1, max_length=10_000)]
+    now: Date | None = None
+
+
+class ImportOut(_Out):
+    statements: int
+    applied: int
+    versions_appended: int
+    versions_closed: int
+
+
+class PrecedenceIn(_In):
+    sources: Annotated[list[Name], Field(min_length=1, max_length=64, description="highest first")]
+    known_at: Date
+    scope: ScopeIn = {}
+    lineage: Name | None = None
+    now: Date | None = None
+
+
+class PrecedenceOut(_Out):
+    rule_id: str
+    sources: list[str]
+    known_from: str
+
+
+class DecisionOut(_Out):
+    decision_id: str
+    kind: str
+    subject: str
+    recorded_at: str
+    candidates: Any
+    payload: dict[str, Any]
+
+
+# -- documents ---------------------------------------------------------------------------------
+class DocumentVersionIn(_In):
+    """A document version with its metadata (the fields of ``documents import``)."""
+
+    lineage_id: Name
+    text: Annotated[str, Field(max_length=5_000_000)]
+    valid_from: Date | None = Field(
+        default=None, description="entry into force (required unless it corrects a predecessor)"
+    )
+    published: Date
+    reference: Name | None = None
+    title: Name | None = None
+    external_id: Name | None = None
+    source_url: Name | None = None
+    valid_to: Date | None = None
+    relation: Literal["supersedes", "amends", "supplements", "revokes", "corrects"] | None = None
+    predecessor: Name | None = Field(
+        default=None, description="version id, external id or reference"
+    )
+    scope: ScopeIn = {}
+
+
+class DocumentVersionsIn(_In):
+    versions: Annotated[list[DocumentVersionIn], Field(min_length=1, max_length=10_000)]
+    now: Date | None = None
+
+
+class DocumentVersionOut(_Out):
+    version_id: str
+    lineage_id: str
+    scope: dict[str, Any]
+    external_id: str | None
+    reference: str | None
+    title: str | None
+    source_url: str | None
+    published: str
+    valid_from: str
+    valid_to: str | None
+    relation: str | None
+    predecessor_id: str | None
+    text: str | None = None
+
+
+class DocumentVersionsOut(_Out):
+    versions: list[DocumentVersionOut]
+
+
+# -- derivations -------------------------------------------------------------------------------
+class DerivationIn(_In):
+    kind: Annotated[str, Field(min_length=1, max_length=64)]
+    label: Annotated[str, Field(min_length=1, max_length=2048)]
+    sources: Annotated[
+        list[Name],
+        Field(
+            min_length=1,
+            max_length=1000,
+            description=("dv-… (document version), drv-… (derived) or a snapshot id"),
+        ),
+    ]
+    valid_at: Date
+    known_at: Date
+    content: Annotated[str, Field(max_length=1_000_000)] | None = None
+
+
+class DerivationOut(_Out):
+    derived_id: str
+    kind: str
+    label: str
+    sources: list[dict[str, str]]
+    valid_at: str
+    known_at: str
+    created_at: str
+    stale: bool
+    reasons: list[str]
+
+
+class DerivedList(_Out):
+    derived: list[DerivationOut]
+
+
+# -- review ------------------------------------------------------------------------------------
+class ReviewSubmitIn(_In):
+    text: Annotated[str, Field(min_length=1, max_length=5_000_000)]
+    filename: Annotated[str, Field(max_length=1024)] | None = None
+    language: Language | None = None
+
+
+class ReviewEditIn(_In):
+    set: dict[Annotated[str, Field(max_length=64)], Annotated[str, Field(max_length=2048)]] = {}
+    clear: Annotated[list[Annotated[str, Field(max_length=64)]], Field(max_length=32)] = []
+    note: Annotated[str, Field(max_length=10_000)] | None = None
+
+
+class ReviewNoteIn(_In):
+    note: Annotated[str, Field(max_length=10_000)] | None = None
+
+
+class ReviewApproveIn(ReviewNoteIn):
+    now: Date | None = None
+
+
+class ReviewItemOut(_Out):
+    proposal_id: str
+    status: Literal["pending", "approved", "rejected"]
+    filename: str | None
+    created_at: str
+    proposal: dict[str, Any]
+    approvable: bool
+    version_id: str | None
+    events: list[dict[str, Any]]
+    text: str | None = None
+
+
+class ReviewListOut(_Out):
+    proposals: list[ReviewItemOut]
+
+
+# -- verify ------------------------------------------------------------------------------------
+class VerifyRequest(_In):
+    """Check a generated answer against evidence: either the evidence itself (an ``ask``
+    response) or the question to compute it from (``ask``)."""
+
+    answer: Annotated[str, Field(min_length=1, max_length=100_000)]
+    evidence: dict[str, Any] | None = Field(default=None, description="an /v1/ask response")
+    ask: AskRequest | None = Field(default=None, description="or the question: the server asks it")
+
+
+class Finding(_Out):
+    code: str
+    message: str
+    span: dict[str, Any] | None
+
+
+class VerdictOut(_Out):
+    passed: bool
+    status: str
+    interpretation: str | None
+    findings: list[Finding]
+
+
+# -- admin -------------------------------------------------------------------------------------
+class TenantIn(_In):
+    name: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=40,
+            pattern=r"^[a-z][a-z0-9_]*$",
+            description="lowercase letters, digits, underscores",
+        ),
+    ]
+
+
+class TenantOut(_Out):
+    name: str
+    created_at: str
+
+
+class TenantsOut(_Out):
+    tenants: list[TenantOut]
+
+
+class KeyIn(_In):
+    label: Annotated[str, Field(max_length=256)] | None = None
+
+
+class KeyOut(_Out):
+    key_id: str
+    tenant: str
+    label: str | None
+    created_at: str
+    revoked_at: str | None
+
+
+class NewKeyOut(KeyOut):
+    key: str = Field(description="the API key: shown this once, stored only as its SHA-256")
+
+
+class KeysOut(_Out):
+    keys: list[KeyOut]

@@ -1,0 +1,84 @@
+"""The streamable HTTP endpoint of the MCP server, behind the HTTP API's keys.
+
+A gate in front of the SDK's endpoint checks the bearer key and the key's rate limit (the HTTP
+API's own, so a key has one budget for both surfaces) and refuses with the HTTP API's error
+shape; the tools then find the tenant's store from the same header of the request they serve.
+The endpoint is stateless (each POST is answered on its own, as JSON), so any server process
+can answer any request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from typing import TYPE_CHECKING, Any
+
+import anyio.to_thread
+from fastapi.security.utils import get_authorization_scheme_param
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+from starlette.datastructures import Headers
+
+from vigente.api import Vigente
+from vigente.http._errors import ApiError, error_response
+from vigente.mcp_server._server import build_server
+
+if TYPE_CHECKING:
+    from fastapi.security import HTTPAuthorizationCredentials
+
+    from vigente.http._deps import ServiceState
+    from vigente.http.tenants import TenantRegistry
+
+__all__ = ["http_endpoint"]
+
+
+def _credentials(authorization: str | None) -> HTTPAuthorizationCredentials | None:
+    from fastapi.security import HTTPAuthorizationCredentials
+
+    scheme, token = get_authorization_scheme_param(authorization)
+    if not authorization or scheme.lower() != "bearer" or not token:
+        return None
+    return HTTPAuthorizationCredentials(scheme=scheme, credentials=token)
+
+
+def http_endpoint(
+    registry: TenantRegistry, state: ServiceState, *, host: str
+) -> tuple[Any, Callable[[], AbstractAsyncContextManager[None]]]:
+    from vigente.http._deps import caller_of
+
+    def resolve(ctx: Context) -> Vigente:
+        headers = ctx.headers or {}
+        credentials = _credentials(headers.get("authorization"))
+        caller = None if credentials is None else registry.authenticate(credentials.credentials)
+        if caller is None or caller.tenant is None:
+            raise ToolError("this request has no tenant API key: send Authorization: Bearer")
+        return registry.store(caller.tenant)
+
+    server = build_server(resolve)
+    starlette_app = server.streamable_http_app(
+        streamable_http_path="/mcp", stateless_http=True, json_response=True, host=host
+    )
+    endpoint = next(r for r in starlette_app.routes if getattr(r, "path", None) == "/mcp")
+    inner = endpoint.endpoint  # type: ignore[attr-defined]
+
+    class Gate:
+        """An ASGI app (an object, so that a Starlette ``Route`` passes it the raw scope)."""
+
+        async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+            credentials = _credentials(Headers(scope=scope).get("authorization"))
+            try:
+                caller = await anyio.to_thread.run_sync(caller_of, state, credentials)
+                if caller.tenant is None:
+                    raise ApiError(
+                        403,
+                        "forbidden",
+                        "the admin key manages tenants and keys "
+                        "only: use a tenant's API key for MCP",
+                    )
+            except ApiError as exc:
+                response = error_response(exc.status, exc.code, exc.message, exc.headers)
+                await response(scope, receive, send)
+                return
+            await inner(scope, receive, send)
+
+    return Gate(), server.session_manager.run

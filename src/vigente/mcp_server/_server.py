@@ -1,0 +1,411 @@
+"""The MCP server: vigente's evidence as tools and its lineages as resources.
+
+Built with the official SDK's :class:`MCPServer` (``mcp`` 2). Every tool calls the public
+:class:`~vigente.Vigente` API of one store, found per request by ``resolve(ctx)``: the store
+given to ``vigente mcp`` (stdio), or over HTTP the store of the tenant whose API key the request
+carries. A vigente error reaches the agent as a tool error whose text says what to change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, TypeVar
+
+from mcp.server.mcpserver import Context, MCPServer, ResourceSecurity
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp_types import ToolAnnotations
+from pydantic import Field
+
+from vigente.api import Vigente
+from vigente.errors import InvalidInput, VigenteError
+from vigente.http import models as m
+from vigente.http._evidence import ask
+from vigente.http._review import verify_answer
+from vigente.kernel.values import JSONValue
+from vigente.retrieval import ALL_SCOPES
+
+__all__ = ["INSTRUCTIONS", "Resolver", "build_server"]
+
+Resolver = Callable[[Context], Vigente]
+T = TypeVar("T")
+
+INSTRUCTIONS = (
+    "vigente decides what may be treated as true on a date, as known at a knowledge date. "
+    "Before stating a fact, a rule in force, a limit or a version of a document, call "
+    "ask_evidence (or search when you do not know the lineage name) and answer from its "
+    "`statement`, keeping its qualifiers (dates, 'announced', 'superseded', 'no record'). "
+    "Quote sources with cite. Before sending an answer that states values or versions, call "
+    "verify_answer and fix every finding. Record what you learned with record_fact. Dates are "
+    "YYYY-MM-DD or RFC 3339 timestamps with an offset."
+)
+
+Date = Annotated[
+    str, Field(description="YYYY-MM-DD or an RFC 3339 timestamp with an offset", max_length=64)
+]
+Scope = Annotated[
+    dict[str, str | int],
+    Field(description='scope entries, e.g. {"product": "mail"}; {} (default) is the global scope'),
+]
+Language = Annotated[Literal["en", "it"], Field(description="language of citations")]
+
+_READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+_WRITE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+
+
+def _call(action: Callable[[], T]) -> T:
+    """Run a tool body; vigente's own errors become tool errors the agent can act on."""
+    try:
+        return action()
+    except VigenteError as exc:
+        raise ToolError(str(exc)) from None
+    except UnicodeError:
+        raise ToolError("a string is not valid Unicode text: send UTF-8 text") from None
+
+
+def build_server(resolve: Resolver) -> MCPServer:
+    """An MCP server whose tools and resources read and write the store ``resolve`` gives."""
+    from vigente import __version__
+
+    server = MCPServer(
+        "vigente",
+        title="vigente evidence store",
+        description="What an agent may treat as true, for which date, as known when.",
+        instructions=INSTRUCTIONS,
+        version=__version__,
+        log_level="WARNING",  # the SDK configures the root logger; INFO would log every call
+    )
+
+    @server.tool(annotations=_READ)
+    def ask_evidence(
+        ctx: Context,
+        lineage: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=1024,
+                description=(
+                    "the lineage asked about: a fact key such as svc/upload-limit-mb or a document "
+                    "lineage such as cdd"
+                ),
+            ),
+        ],
+        valid_at: Annotated[
+            Date | None,
+            Field(
+                description=(
+                    "t, the date the question is about; required for facts, today by default for "
+                    "document lineages"
+                )
+            ),
+        ] = None,
+        known_at: Annotated[
+            Date | None, Field(description=("k, what the store knew then (audits); default: now"))
+        ] = None,
+        scope: Scope | None = None,
+        language: Language = "en",
+        record: Annotated[
+            bool,
+            Field(
+                description=("store the admissibility decision (its id comes back as decision_id)")
+            ),
+        ] = False,
+    ) -> dict[str, Any]:
+        """Evidence for one question: status (supported, missing or conflict), the admitted
+        values or document versions, the excluded ones with reasons and successors, and
+        `statement`, the wording to answer from. Never answer a `missing` with a value, nor a
+        `conflict` with one side."""
+        body = m.AskRequest(
+            lineage=lineage,
+            valid_at=valid_at,
+            known_at=known_at,
+            scope=scope or {},
+            language=language,
+            record=record,
+        )
+        return _call(lambda: ask(resolve(ctx), body))
+
+    @server.tool(annotations=_READ)
+    def search(
+        ctx: Context,
+        query: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=10_000,
+                description=("what to look for, in words; may name its date with date_from_query"),
+            ),
+        ],
+        valid_at: Annotated[
+            Date | None,
+            Field(description=("reference date t: only what was in force then is returned")),
+        ] = None,
+        known_at: Annotated[Date | None, Field(description="k; default: now")] = None,
+        k: Annotated[int, Field(ge=1, le=50, description="how many passages")] = 5,
+        include_superseded: Annotated[
+            bool,
+            Field(
+                description=(
+                    "also return versions that had ended by valid_at, marked, with their successor"
+                )
+            ),
+        ] = False,
+        date_from_query: Annotated[
+            bool,
+            Field(
+                description=('take t from the query ("as of 2015", "in vigore al 3 marzo 2025")')
+            ),
+        ] = False,
+        scope: Annotated[
+            dict[str, str | int] | None,
+            Field(description=("omit for every scope; {} for the global scope only")),
+        ] = None,
+        language: Language = "en",
+    ) -> dict[str, Any]:
+        """Passages of documents and facts about `query` that are admissible on `valid_at`
+        (relevance ranks topics, validity picks the period), each with its citation and why
+        it was admitted, plus the most similar versions that were excluded and why. Use it to
+        find the lineage to ask about; cite hits by their `citation`."""
+
+        def run() -> dict[str, Any]:
+            return (
+                resolve(ctx)
+                .retrieval.search(
+                    query,
+                    valid_at=valid_at,
+                    known_at=known_at,
+                    k=k,
+                    include_superseded=include_superseded,
+                    date_from_query=date_from_query,
+                    scope=ALL_SCOPES if scope is None else scope,
+                    language=language,
+                )
+                .as_dict()
+            )
+
+        return _call(run)
+
+    @server.tool(annotations=_READ)
+    def cite(
+        ctx: Context,
+        lineage: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=1024,
+                description=("the document (or fact) lineage to cite"),
+            ),
+        ],
+        valid_at: Annotated[
+            Date | None, Field(description=("the date the citation is for; default: today"))
+        ] = None,
+        known_at: Annotated[Date | None, Field(description="k; default: now")] = None,
+        scope: Scope | None = None,
+        language: Language = "en",
+    ) -> dict[str, Any]:
+        """The citations to quote for a lineage on a date: each version in force with its
+        reference, entry into force and the chain of versions it replaces or that replace it
+        ("Circular 12/2025, in force from 3 March 2025, replacing Circular 7/2023"), and the
+        statement. Quote `citations[].citation` verbatim."""
+
+        def run() -> dict[str, Any]:
+            vg = resolve(ctx)
+            if not vg.documents.is_document_lineage(lineage):
+                if valid_at is None:
+                    raise InvalidInput(
+                        f"{lineage!r} is a fact lineage: give valid_at, the "
+                        "date to cite its value for"
+                    )
+                fact = vg.evidence(lineage, valid_at=valid_at, known_at=known_at, scope=scope or {})
+                return {
+                    "lineage": lineage,
+                    "status": fact.status.value,
+                    "statement": fact.statement,
+                    "citations": [
+                        {
+                            "version_id": v.version_id,
+                            "source": v.source,
+                            "citation": f"{v.source}, valid from {v.valid_from}",
+                        }
+                        for v in fact.admitted
+                    ],
+                }
+            doc = vg.documents.evidence(
+                lineage, valid_at=valid_at, known_at=known_at, scope=scope or {}, language=language
+            )
+            return {
+                "lineage": lineage,
+                "status": doc.status.value,
+                "statement": doc.statement,
+                "citations": [
+                    {
+                        "version_id": r.version.version_id,
+                        "reference": r.version.label,
+                        "citation": r.citation,
+                        "url": r.version.source_url,
+                        "superseded_by": None if r.successor is None else r.successor.label,
+                    }
+                    for r in doc.admitted
+                ],
+            }
+
+        return _call(run)
+
+    @server.tool(annotations=_WRITE)
+    def record_fact(
+        ctx: Context,
+        lineage: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=1024,
+                description=("the fact key, e.g. svc/upload-limit-mb"),
+            ),
+        ],
+        value: Annotated[JSONValue, Field(description="the value stated (any JSON)")],
+        valid_from: Annotated[Date, Field(description="first date the value applies")],
+        known_at: Annotated[
+            Date,
+            Field(description=("when this was learned (today or earlier, never in the future)")),
+        ],
+        source: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=1024,
+                description=("who states it: a document, a tool, a person"),
+            ),
+        ],
+        valid_to: Annotated[
+            Date | None, Field(description=("first date it no longer applies; omit when open"))
+        ] = None,
+        scope: Scope | None = None,
+    ) -> dict[str, Any]:
+        """Record that `source` states `lineage` is `value` over [valid_from, valid_to), as
+        learned on `known_at`. History is kept: what it replaces is closed, never
+        overwritten. Recording the same statement again changes nothing."""
+
+        def run() -> dict[str, Any]:
+            result = resolve(ctx).record(
+                lineage,
+                value,
+                valid_from=valid_from,
+                valid_to=valid_to,
+                known_at=known_at,
+                source=source,
+                scope=scope or {},
+            )
+            return {
+                "changed": result.changed,
+                "write_id": result.write_id,
+                "appended": [v.as_row() for v in result.appended],
+                "closed": [v.as_row() for v in result.closed],
+            }
+
+        return _call(run)
+
+    @server.tool(name="verify_answer", annotations=_READ)
+    def verify_answer_tool(
+        ctx: Context,
+        answer: Annotated[
+            str, Field(min_length=1, max_length=100_000, description=("the draft answer to check"))
+        ],
+        lineage: Annotated[
+            str | None,
+            Field(
+                max_length=1024,
+                description=("the lineage the answer is about (the server asks for the evidence)"),
+            ),
+        ] = None,
+        valid_at: Date | None = None,
+        known_at: Date | None = None,
+        scope: Scope | None = None,
+        evidence: Annotated[
+            dict[str, Any] | None,
+            Field(description=("or the evidence object from ask_evidence, instead of lineage")),
+        ] = None,
+    ) -> dict[str, Any]:
+        """Check a draft answer against the evidence before sending it: a value not admitted,
+        a dropped date qualifier ("from 1 October", "as known on"), a conflict stated as one
+        value, a number where there is no record, a superseded version cited as in force.
+        `passed` false: rewrite the answer following each finding's message."""
+
+        def run() -> dict[str, Any]:
+            question = (
+                None
+                if lineage is None
+                else m.AskRequest(
+                    lineage=lineage, valid_at=valid_at, known_at=known_at, scope=scope or {}
+                )
+            )
+            body = m.VerifyRequest(answer=answer, evidence=evidence, ask=question)
+            return verify_answer(resolve(ctx), body)
+
+        return _call(run)
+
+    lineage_security = ResourceSecurity(exempt_params={"lineage"})
+
+    @server.resource(
+        "vigente://lineages{?kind}",
+        name="lineages",
+        mime_type="application/json",
+        description="Every lineage in the store with its resource URI; kind=fact "
+        "or kind=document keeps one kind.",
+    )
+    def lineages(ctx: Context, kind: str | None = None) -> dict[str, Any]:
+        def run() -> dict[str, Any]:
+            vg = resolve(ctx)
+            items = []
+            for name, scope in vg.lineages():
+                this = "document" if vg.documents.is_document_lineage(name) else "fact"
+                if kind in (None, this):
+                    items.append(
+                        {
+                            "lineage": name,
+                            "scope": scope.as_dict(),
+                            "kind": this,
+                            "uri": f"vigente://lineages/{name}",
+                        }
+                    )
+            return {"lineages": items}
+
+        return _resource(run)
+
+    @server.resource(
+        "vigente://lineages/{+lineage}",
+        name="lineage",
+        mime_type="application/json",
+        security=lineage_security,
+        description="One lineage: its document versions (with relations) or its "
+        "snapshots on both time axes.",
+    )
+    def lineage_resource(ctx: Context, lineage: str) -> dict[str, Any]:
+        def run() -> dict[str, Any]:
+            vg = resolve(ctx)
+            versions = vg.documents.versions(lineage)
+            if versions:
+                return {
+                    "lineage": lineage,
+                    "kind": "document",
+                    "versions": [v.as_dict() for v in versions],
+                }
+            history = vg.history(lineage)
+            if not history:
+                raise InvalidInput(f"no lineage {lineage!r}: read vigente://lineages for the names")
+            return {
+                "lineage": lineage,
+                "kind": "fact",
+                "versions": [dict(v.as_row(), scope=v.scope.as_dict()) for v in history],
+            }
+
+        return _resource(run)
+
+    return server
+
+
+def _resource(action: Callable[[], T]) -> T:
+    try:
+        return action()
+    except VigenteError as exc:
+        raise ResourceError(str(exc)) from None

@@ -1,0 +1,140 @@
+"""Where each tenant's store lives: one SQLite file per tenant, or one PostgreSQL schema.
+
+A service with tenants (``vigente serve``) never mixes tenants in one store: each tenant gets a
+store of its own, so a query of one tenant cannot name another tenant's rows — there is no
+tenant column to forget in a ``WHERE``. :class:`TenantStores` maps a tenant name to the URL of
+its store and creates the place it lives in:
+
+* a folder: ``DIR/admin.db`` holds the service's own records (tenants, API keys) and
+  ``DIR/tenants/NAME.db`` each tenant's store;
+* a PostgreSQL URL: schema ``vigente_admin`` and one schema ``tenant_NAME`` per tenant, chosen by
+  ``options=-csearch_path=…`` in each store's URL (docs/deployment.md). The extensions are
+  created once in ``public`` first, so that dropping a tenant's schema never takes them along.
+
+Tenant names are allow-listed (``[a-z][a-z0-9_]{0,39}``) because they become file names and
+schema identifiers.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
+
+from vigente.errors import InvalidName, StoreError
+
+__all__ = ["TENANT_NAME", "TenantStores", "check_tenant_name"]
+
+#: What a tenant name may be: it becomes a file name and a schema name, never quoted.
+TENANT_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
+
+_POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+_ADMIN_SCHEMA = "vigente_admin"
+_TENANT_SCHEMA_PREFIX = "tenant_"
+
+# The extensions every tenant schema uses, created once where every tenant sees them. A
+# missing pgvector only matters for vector search, so its failure is not fatal here.
+_CREATE_BTREE_GIST = "CREATE EXTENSION IF NOT EXISTS btree_gist SCHEMA public"
+_CREATE_VECTOR = "CREATE EXTENSION IF NOT EXISTS vector SCHEMA public"
+_CREATE_SCHEMA = "CREATE SCHEMA IF NOT EXISTS {}"
+
+
+def check_tenant_name(name: str) -> str:
+    """``name`` when it is a valid tenant name, else :class:`InvalidName` saying what is."""
+    if not isinstance(name, str) or TENANT_NAME.fullmatch(name) is None:
+        raise InvalidName(
+            f"tenant name {name!r} is not allowed: use 1 to 40 lowercase letters, digits or "
+            "underscores, starting with a letter (e.g. acme or team_2)"
+        )
+    return name
+
+
+class TenantStores:
+    """The URLs of the admin store and of each tenant's store under one root.
+
+    ``root`` is a folder (created when missing) or a ``postgresql://`` URL.
+    """
+
+    def __init__(self, root: str | Path) -> None:
+        text = str(root)
+        self.postgres = text.startswith(_POSTGRES_SCHEMES)
+        self.root = text
+        if self.postgres:
+            query = dict(parse_qsl(urlsplit(text).query))
+            if "options" in query:
+                raise StoreError(
+                    "the PostgreSQL URL already sets options=…: vigente serve chooses each "
+                    "tenant's schema through options=-csearch_path=…, so remove it from the URL"
+                )
+            self._prepare_postgres()
+        else:
+            folder = Path(text)
+            if folder.exists() and not folder.is_dir():
+                raise StoreError(
+                    f"{folder} is a file: vigente serve keeps one SQLite file per tenant in a "
+                    "folder; give a folder (it is created when missing) or a postgresql:// URL"
+                )
+            try:
+                (folder / "tenants").mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(
+                    f"cannot create the data folder {folder} ({exc.strerror}): give a folder "
+                    "this user may write to"
+                ) from None
+
+    def admin_url(self) -> str:
+        """The store of the service's own records: tenants and API keys."""
+        if self.postgres:
+            return self._schema_url(_ADMIN_SCHEMA)
+        return str(Path(self.root) / "admin.db")
+
+    def tenant_url(self, tenant: str) -> str:
+        """The store of one tenant (its schema or file is created by :meth:`create`)."""
+        name = check_tenant_name(tenant)
+        if self.postgres:
+            return self._schema_url(_TENANT_SCHEMA_PREFIX + name)
+        return str(Path(self.root) / "tenants" / f"{name}.db")
+
+    def create(self, tenant: str) -> str:
+        """Make the place a tenant's store lives in; its URL."""
+        name = check_tenant_name(tenant)
+        if self.postgres:
+            self._create_schema(_TENANT_SCHEMA_PREFIX + name)
+        return self.tenant_url(name)
+
+    # -- PostgreSQL ------------------------------------------------------------------------
+    def _schema_url(self, schema: str) -> str:
+        separator = "&" if urlsplit(self.root).query else ("" if self.root.endswith("?") else "?")
+        return f"{self.root}{separator}options=-csearch_path%3D{schema}"
+
+    def _prepare_postgres(self) -> None:
+        import psycopg
+
+        try:
+            with psycopg.connect(self.root, autocommit=True, connect_timeout=10) as conn:
+                conn.execute(_CREATE_BTREE_GIST)
+                try:
+                    conn.execute(_CREATE_VECTOR)
+                except psycopg.Error:
+                    pass  # vector search then reports its own error; everything else works
+            self._create_schema(_ADMIN_SCHEMA)
+        except psycopg.Error as exc:
+            raise StoreError(
+                f"cannot prepare the PostgreSQL database for tenants ({' '.join(str(exc).split())}"
+                "): the role in the URL needs CREATE on the database (for the schemas) and the "
+                "btree_gist extension must be installable or already created in public"
+            ) from None
+
+    def _create_schema(self, schema: str) -> None:
+        import psycopg
+        from psycopg import sql
+
+        # schema is vigente_admin or tenant_ + a name that matched TENANT_NAME.
+        try:
+            with psycopg.connect(self.root, autocommit=True, connect_timeout=10) as conn:
+                conn.execute(sql.SQL(_CREATE_SCHEMA).format(sql.Identifier(schema)))
+        except psycopg.Error as exc:
+            raise StoreError(
+                f"cannot create schema {schema} ({' '.join(str(exc).split())}): the role in the "
+                "URL needs CREATE on the database"
+            ) from None
