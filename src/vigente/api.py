@@ -29,7 +29,13 @@ from vigente.jsonl import json_objects, read_lines
 from vigente.kernel.decision import decide
 from vigente.kernel.decisions import Decision, new_decision
 from vigente.kernel.evidence import Evidence
-from vigente.kernel.ledger import WriteResult, apply_write, set_precedence
+from vigente.kernel.ledger import (
+    StatementRefused,
+    WriteResult,
+    apply_write,
+    apply_writes,
+    set_precedence,
+)
 from vigente.kernel.values import JSONValue, Scope, canonical_json, check_name
 from vigente.kernel.versions import PrecedenceRule, Version
 from vigente.retrieval.search import ALL_SCOPES, ScopeArg
@@ -380,23 +386,19 @@ class Vigente:
         writes = [
             (number, self._parse_line(number, obj, now)) for number, obj in json_objects(lines)
         ]
-        statements = applied = appended = closed = 0
-        with self.store.transaction():
-            # Take every timeline lock up front, in one order, so that two imports touching
-            # the same timelines wait for each other instead of deadlocking.
-            timelines = {(w.lineage, w.scope, w.source) for _, w in writes}
-            for lineage, scope, source in sorted(timelines, key=lambda t: (t[0], t[1].key, t[2])):
-                self.store.lock_timeline(lineage, scope, source)
-            for number, write in writes:
-                try:
-                    result = apply_write(self.store, write)
-                except VigenteError as exc:
-                    raise ImportFileError(number, str(exc)) from None
-                statements += 1
-                applied += result.changed
-                appended += len(result.appended)
-                closed += len(result.closed)
-        return ImportReport(statements, applied, appended, closed)
+        # One transaction; apply_writes takes every timeline lock up front, in one order (two
+        # imports touching the same timelines wait for each other instead of deadlocking), and
+        # reads and writes the statements in rounds.
+        try:
+            results = apply_writes(self.store, [write for _, write in writes])
+        except StatementRefused as refused:
+            raise ImportFileError(writes[refused.index][0], str(refused.error)) from None
+        return ImportReport(
+            statements=len(results),
+            applied=sum(r.changed for r in results),
+            versions_appended=sum(len(r.appended) for r in results),
+            versions_closed=sum(len(r.closed) for r in results),
+        )
 
     def _parse_line(self, number: int, obj: dict[str, Any], now: TimeLike | None) -> Write:
         if obj.get("op") not in ("record", "retract"):

@@ -5,19 +5,31 @@ A statement says "over ``[valid_from, valid_to)`` the value of this timeline is 
 of those snapshots outside the statement's period are appended again as corrected snapshots, and
 the statement itself is appended. Nothing else is ever updated, so any answer at a knowledge date
 before ``known_at`` is unchanged.
+
+Statements are applied in rounds (:func:`apply_writes`): the open snapshots of every timeline a
+round touches are read at once, the split of each statement is worked out in memory in statement
+order, and the round's journal entries, closings and new snapshots are written together. The
+store ends up exactly as if each statement had been applied alone, one after the other (the same
+journal, version ids, closings and refusals), with a few statements per round instead of a few
+per statement.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from vigente.errors import HistoryRewriteError
+from vigente.errors import HistoryRewriteError, VigenteError
 from vigente.kernel.values import Scope
 from vigente.kernel.versions import PrecedenceRule, Version
-from vigente.store.base import Store, Write
+from vigente.store.base import Store, Timeline, Write
 from vigente.time import Instant, Interval
 
-__all__ = ["WriteResult", "apply_write", "set_precedence"]
+__all__ = ["StatementRefused", "WriteResult", "apply_write", "apply_writes", "set_precedence"]
+
+#: Statements planned and written together; bounds the memory of one round and the size of its
+#: queries (a whole import still runs in the caller's one transaction).
+ROUND = 5_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,68 +45,193 @@ class WriteResult:
         return bool(self.closed or self.appended)
 
 
-def _check_knowledge(store: Store, write: Write) -> None:
-    latest = store.latest_knowledge(write.lineage, write.scope, write.source)
-    if latest is not None and write.known_at < latest:
-        raise HistoryRewriteError(
-            f"{write.lineage!r} from source {write.source!r} already has knowledge recorded on "
-            f"{latest}; a write known on {write.known_at} would rewrite history. Record what was "
-            f"learned later with --known-at {latest} or later (a correction is a new snapshot)"
-        )
+class StatementRefused(VigenteError):
+    """Statement ``index`` of a batch was refused (``error`` says why); nothing of the batch
+    was written, as the caller's transaction is rolled back."""
+
+    def __init__(self, index: int, error: VigenteError) -> None:
+        super().__init__(str(error))
+        self.index = index
+        self.error = error
+
+
+def _refusal(write: Write, latest: Instant) -> HistoryRewriteError:
+    return HistoryRewriteError(
+        f"{write.lineage!r} from source {write.source!r} already has knowledge recorded on "
+        f"{latest}; a write known on {write.known_at} would rewrite history. Record what was "
+        f"learned later with --known-at {latest} or later (a correction is a new snapshot)"
+    )
 
 
 def apply_write(store: Store, write: Write) -> WriteResult:
     """Apply a ``record`` or ``retract`` statement inside the caller's transaction."""
-    period = Interval(write.valid_from, write.valid_to)
+    try:
+        (result,) = apply_writes(store, [write])
+    except StatementRefused as refused:
+        raise refused.error from None
+    return result
+
+
+class _Snapshot:
+    """An open snapshot while a round is planned: one read from the store (``stored``) or one
+    the round appends (``write`` = its statement's position among the round's changes, ``n`` =
+    its number within them; ``stored`` is set once the journal has named it); ``closed_at`` is
+    set when a later statement of the round closes it."""
+
+    __slots__ = ("closed_at", "n", "stored", "valid_from", "valid_to", "value_json", "write")
+
+    def __init__(
+        self,
+        value_json: str,
+        valid_from: Instant,
+        valid_to: Instant | None,
+        stored: Version | None = None,
+        write: int = -1,
+        n: int = 0,
+    ) -> None:
+        self.value_json = value_json
+        self.valid_from = valid_from
+        self.valid_to = valid_to
+        self.stored = stored
+        self.write = write
+        self.n = n
+        self.closed_at: Instant | None = None
+
+
+def apply_writes(store: Store, writes: Sequence[Write]) -> list[WriteResult]:
+    """Apply statements in order inside the caller's transaction, as :func:`apply_write` would
+    one by one; one result per statement. A refused statement raises :class:`StatementRefused`
+    with its position (the caller's transaction then rolls back whatever was written)."""
+    results: list[WriteResult] = []
     with store.transaction():
-        store.lock_timeline(write.lineage, write.scope, write.source)
-        _check_knowledge(store, write)
-        touched = store.current_versions_overlapping(
-            write.lineage, write.scope, write.source, period
-        )
-        if write.op == "record" and _already_says(touched, write, period):
-            return WriteResult(None, (), ())
-        if write.op == "retract" and not touched:
-            return WriteResult(None, (), ())
-        write_id = store.append_write(write)
-        appended: list[Version] = []
+        # Every lock up front, in one order: two writers of overlapping timelines wait for each
+        # other instead of deadlocking.
+        timelines = {Timeline(w.lineage, w.scope, w.source) for w in writes}
+        store.lock_timelines(sorted(timelines, key=Timeline.order))
+        for start in range(0, len(writes), ROUND):
+            results += _apply_round(store, writes[start : start + ROUND], start)
+    return results
 
-        def new_version(value_json: str, valid: Interval) -> Version:
-            return Version(
-                version_id=f"{write_id}.{len(appended) + 1}",
-                lineage=write.lineage,
-                scope=write.scope,
-                source=write.source,
-                value_json=value_json,
-                valid_from=valid.start,
-                valid_to=valid.end,
-                known_from=write.known_at,
-                known_to=None,
-            )
 
+def _apply_round(store: Store, writes: Sequence[Write], offset: int) -> list[WriteResult]:
+    # The period each timeline's statements span: the only open snapshots they can touch.
+    spans: dict[Timeline, tuple[Instant, Instant | None]] = {}
+    for w in writes:
+        timeline = Timeline(w.lineage, w.scope, w.source)
+        span = spans.get(timeline)
+        if span is None:
+            spans[timeline] = (w.valid_from, w.valid_to)
+        else:
+            end = None if span[1] is None or w.valid_to is None else max(span[1], w.valid_to)
+            spans[timeline] = (min(span[0], w.valid_from), end)
+    order = list(spans)
+    latest = dict(zip(order, store.latest_knowledge_many(order), strict=True))
+    found = store.current_versions_overlapping_many(
+        [(timeline, Interval(*spans[timeline])) for timeline in order]
+    )
+    open_now = {
+        timeline: [_Snapshot(v.value_json, v.valid_from, v.valid_to, stored=v) for v in versions]
+        for timeline, versions in zip(order, found, strict=True)
+    }
+
+    # Plan every statement in order against the open snapshots as the statements before it
+    # left them (the store is not written yet).
+    changes: list[Write] = []
+    touched_by: list[list[_Snapshot]] = []
+    appended_by: list[list[_Snapshot]] = []
+    position: list[int] = []  # per statement: its index in changes, or -1 (no change)
+    for index, w in enumerate(writes):
+        timeline = Timeline(w.lineage, w.scope, w.source)
+        known = latest[timeline]
+        if known is not None and w.known_at < known:
+            raise StatementRefused(offset + index, _refusal(w, known))
+        start, end = w.valid_from, w.valid_to
+        snapshots = open_now[timeline]
+        touched = [
+            s
+            for s in snapshots
+            if (end is None or s.valid_from < end) and (s.valid_to is None or start < s.valid_to)
+        ]
+        if w.op == "record" and _already_says(touched, w):
+            position.append(-1)
+            continue
+        if w.op == "retract" and not touched:
+            position.append(-1)
+            continue
+        number = len(changes)
+        parts: list[_Snapshot] = []
         for old in touched:
             # The parts of the old snapshot that the statement does not speak about stay true.
-            if old.valid_from < period.start:
-                appended.append(new_version(old.value_json, Interval(old.valid_from, period.start)))
-            if period.end is not None and (old.valid_to is None or period.end < old.valid_to):
-                appended.append(new_version(old.value_json, Interval(period.end, old.valid_to)))
-        if write.op == "record":
-            assert write.value_json is not None
-            appended.append(new_version(write.value_json, period))
-        store.close_versions([v.version_id for v in touched], write.known_at)
-        store.append_versions(appended)
-    closed = tuple(replace(v, known_to=write.known_at) for v in touched)
-    return WriteResult(write_id, closed, tuple(appended))
+            if old.valid_from < start:
+                parts.append(_Snapshot(old.value_json, old.valid_from, start, None, number,
+                                       len(parts) + 1))  # fmt: skip
+            if end is not None and (old.valid_to is None or end < old.valid_to):
+                parts.append(_Snapshot(old.value_json, end, old.valid_to, None, number,
+                                       len(parts) + 1))  # fmt: skip
+            old.closed_at = w.known_at
+        if w.op == "record":
+            assert w.value_json is not None
+            parts.append(_Snapshot(w.value_json, start, end, None, number, len(parts) + 1))
+        if touched:
+            open_now[timeline] = [s for s in snapshots if s.closed_at is None] + parts
+        else:
+            snapshots += parts
+        # Knowledge never goes back; on a tie the newest write is the latest.
+        latest[timeline] = w.known_at
+        position.append(number)
+        changes.append(w)
+        touched_by.append(touched)
+        appended_by.append(parts)
+
+    # Write the round: its journal entries (their ids name the new snapshots), the closing of
+    # stored snapshots, and the new snapshots, already closed when a later statement of the
+    # round closed them.
+    write_ids = store.append_writes(changes) if changes else []
+    new_versions: list[Version] = []
+    for number, parts in enumerate(appended_by):
+        w = changes[number]
+        for s in parts:
+            # As stored: closed already when a later statement of the round closed it.
+            s.stored = Version(f"{write_ids[number]}.{s.n}", w.lineage, w.scope, w.source,
+                               s.value_json, s.valid_from, s.valid_to, w.known_at,
+                               s.closed_at)  # fmt: skip
+            new_versions.append(s.stored)
+    closes: list[tuple[str, Instant]] = []
+    results: list[WriteResult] = []
+    for number in position:
+        if number < 0:
+            results.append(WriteResult(None, (), ()))
+            continue
+        known_at = changes[number].known_at
+        closed = []
+        for s in touched_by[number]:
+            assert s.stored is not None
+            if s.write < 0:  # read from the store: closed by an update
+                closes.append((s.stored.version_id, known_at))
+                closed.append(replace(s.stored, known_to=known_at))
+            else:  # appended by this round, and stored closed at known_at
+                closed.append(s.stored)
+        appended = [
+            s.stored if s.closed_at is None else replace(s.stored, known_to=None)
+            for s in appended_by[number]
+            if s.stored is not None
+        ]
+        results.append(WriteResult(write_ids[number], tuple(closed), tuple(appended)))
+    if closes:
+        store.close_versions_at(closes)
+    if new_versions:
+        store.append_versions(new_versions)
+    return results
 
 
-def _already_says(touched: list[Version], write: Write, period: Interval) -> bool:
+def _already_says(touched: list[_Snapshot], write: Write) -> bool:
     """True when the current knowledge already states exactly this value for exactly this period
     (a repeated import is then a no-op instead of a needless new snapshot)."""
     return (
         len(touched) == 1
         and touched[0].value_json == write.value_json
-        and touched[0].valid_from == period.start
-        and touched[0].valid_to == period.end
+        and touched[0].valid_from == write.valid_from
+        and touched[0].valid_to == write.valid_to
     )
 
 

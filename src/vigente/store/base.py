@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from vigente.evidence.records import (
     DerivationRecord,
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
         RetrievalStats,
     )
 
-__all__ = ["Store", "Write"]
+__all__ = ["Store", "Timeline", "Write"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +50,18 @@ class Write:
     valid_from: Instant
     valid_to: Instant | None
     known_at: Instant
+
+
+class Timeline(NamedTuple):
+    """What one writer serialises on: the statements of one source about one lineage in one
+    scope. Sorted by :meth:`order`, the order every writer takes their locks in."""
+
+    lineage: str
+    scope: Scope
+    source: str
+
+    def order(self) -> tuple[str, str, str]:
+        return (self.lineage, self.scope.key, self.source)
 
 
 class Store(ABC):
@@ -76,6 +88,13 @@ class Store(ABC):
     def lock_timeline(self, lineage: str, scope: Scope, source: str) -> None:
         """Serialise concurrent writers of one timeline until the transaction ends."""
 
+    def lock_timelines(self, timelines: Sequence[Timeline]) -> None:
+        """:meth:`lock_timeline` for each of ``timelines``, in the order given (callers sort
+        them by :meth:`Timeline.order`, so that two writers of overlapping sets wait for each
+        other instead of deadlocking). Backends may take them in one statement."""
+        for lineage, scope, source in timelines:
+            self.lock_timeline(lineage, scope, source)
+
     # -- journal ---------------------------------------------------------------------------
     @abstractmethod
     def append_write(self, write: Write) -> int:
@@ -84,6 +103,16 @@ class Store(ABC):
     @abstractmethod
     def latest_knowledge(self, lineage: str, scope: Scope, source: str) -> Instant | None:
         """The latest ``known_at`` of any write to the timeline, or ``None``."""
+
+    def append_writes(self, writes: Sequence[Write]) -> list[int]:
+        """:meth:`append_write` for each statement, in order; their ids (increasing). Backends
+        may insert them in one statement."""
+        return [self.append_write(write) for write in writes]
+
+    def latest_knowledge_many(self, timelines: Sequence[Timeline]) -> list[Instant | None]:
+        """:meth:`latest_knowledge` of each timeline, in order. Backends may read them in one
+        query."""
+        return [self.latest_knowledge(lin, scope, source) for lin, scope, source in timelines]
 
     # -- versions --------------------------------------------------------------------------
     @abstractmethod
@@ -98,6 +127,16 @@ class Store(ABC):
         this with an indexed query; the default filters :meth:`current_versions`."""
         return [v for v in self.current_versions(lineage, scope, source) if v.valid.overlaps(valid)]
 
+    def current_versions_overlapping_many(
+        self, requests: Sequence[tuple[Timeline, Interval]]
+    ) -> list[list[Version]]:
+        """:meth:`current_versions_overlapping` of each ``(timeline, valid)``, in order (a bulk
+        write reads every timeline it touches at once). Backends may answer in one query."""
+        return [
+            self.current_versions_overlapping(lineage, scope, source, valid)
+            for (lineage, scope, source), valid in requests
+        ]
+
     @abstractmethod
     def append_versions(self, versions: Sequence[Version]) -> None:
         """Insert new versions (their ids are unique)."""
@@ -105,6 +144,17 @@ class Store(ABC):
     @abstractmethod
     def close_versions(self, version_ids: Sequence[str], known_to: Instant) -> None:
         """Close the known interval of open versions at ``known_to`` (the only update)."""
+
+    def close_versions_at(self, closes: Sequence[tuple[str, Instant]]) -> None:
+        """Close each open version ``version_id`` at its own ``known_to`` (a bulk write closes
+        versions at the knowledge dates of different statements). Backends may do it in one
+        statement; the default makes one :meth:`close_versions` per distinct ``known_to``."""
+        groups: dict[tuple[int, bool], tuple[Instant, list[str]]] = {}
+        for version_id, known_to in closes:
+            key = (known_to.micros, known_to.is_date)
+            groups.setdefault(key, (known_to, []))[1].append(version_id)
+        for known_to, version_ids in groups.values():
+            self.close_versions(version_ids, known_to)
 
     @abstractmethod
     def candidates(

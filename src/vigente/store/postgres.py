@@ -18,6 +18,7 @@ what the previous writer committed.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import hashlib
 import json
 import os
@@ -36,7 +37,7 @@ from psycopg_pool import ConnectionPool
 from vigente.errors import StoreError
 from vigente.kernel.values import Scope
 from vigente.kernel.versions import PrecedenceRule, Version
-from vigente.store.base import Store, Write
+from vigente.store.base import Store, Timeline, Write
 from vigente.store.postgres_records import RECORD_MIGRATIONS, PostgresRecords
 from vigente.store.postgres_retrieval import RETRIEVAL_MIGRATIONS, PostgresRetrieval
 from vigente.store.postgres_runtime import RUNTIME_MIGRATIONS, PostgresRuntime
@@ -146,6 +147,72 @@ INSERT_VERSION = """INSERT INTO versions
     VALUES (%s, %s, %s, %s, tstzrange(%s::timestamptz, %s::timestamptz, '[)'), %s, %s, %s)"""
 CLOSE_VERSIONS = f"""UPDATE versions SET known_to = %s, date_flags = (date_flags & ~{_KT}) | %s
     WHERE version_id = ANY(%s) AND known_to IS NULL"""
+# Bulk writes (Store.append_writes and friends): one statement for many rows, the rows passed
+# as arrays and unnested server-side, in the order given (WITH ORDINALITY), so that identity
+# columns (write_id, seq) are assigned in that order. COPY would be faster still, but libpq
+# does not allow COPY in pipeline mode, in which every transaction runs. Instants travel as
+# integer microseconds since the epoch (a bigint array is several times cheaper for the client
+# to send than one of timestamps) and become timestamps on the server, exactly: whole days and
+# the microseconds within a day, each far inside the integers a float8 holds exactly. The arrays
+# go in binary (%b): psycopg's text form of a list costs some 20 µs an element.
+
+
+def _from_micros(column: str) -> str:
+    return (
+        f"(timestamp 'epoch' + ({column} / 86400000000) * interval '1 day'"
+        f" + ({column} %% 86400000000) * interval '1 microsecond') AT TIME ZONE 'UTC'"
+    )
+
+
+LOCK_MANY = "SELECT pg_advisory_xact_lock(key) FROM unnest(%b::bigint[]) AS t(key)"
+SELECT_SUBJECTS = """SELECT r.i, s.subject_id
+    FROM unnest(%b::text[], %b::text[]) WITH ORDINALITY AS r(lineage, scope_key, i)
+    JOIN subjects s ON s.lineage = r.lineage AND s.scope_key = r.scope_key"""
+INSERT_SUBJECTS = """INSERT INTO subjects (lineage, scope_key)
+    SELECT lineage, scope_key
+      FROM unnest(%b::text[], %b::text[]) WITH ORDINALITY AS r(lineage, scope_key, i) ORDER BY i
+    ON CONFLICT (lineage, scope_key) DO NOTHING"""
+INSERT_WRITES = f"""INSERT INTO writes (subject_id, op, source, value, valid, known_at, date_flags)
+    SELECT subject_id, op, source, value,
+           tstzrange({_from_micros("valid_from")}, {_from_micros("valid_to")}, '[)'),
+           {_from_micros("known_at")}, flags
+      FROM unnest(%b::bigint[], %b::text[], %b::text[], %b::text[], %b::bigint[], %b::bigint[],
+                  %b::bigint[], %b::smallint[]) WITH ORDINALITY
+           AS r(subject_id, op, source, value, valid_from, valid_to, known_at, flags, i)
+     ORDER BY i
+    RETURNING write_id"""
+# The latest knowledge of each timeline: its newest journal entry (writes_timeline).
+SELECT_LATEST_KNOWLEDGE_MANY = """SELECT r.i, w.known_at, w.date_flags
+    FROM unnest(%b::text[], %b::text[], %b::text[]) WITH ORDINALITY
+         AS r(lineage, scope_key, source, i)
+    JOIN subjects s ON s.lineage = r.lineage AND s.scope_key = r.scope_key
+    CROSS JOIN LATERAL (
+        SELECT known_at, date_flags FROM writes
+         WHERE subject_id = s.subject_id AND source = r.source
+         ORDER BY known_at DESC, write_id DESC LIMIT 1) w"""
+# The open snapshots of each timeline over each period (versions_open), request by request.
+SELECT_CURRENT_OVERLAPPING_MANY = f"""SELECT r.i, {_VERSION_COLUMNS}
+    FROM unnest(%b::text[], %b::text[], %b::text[], %b::bigint[], %b::bigint[])
+         WITH ORDINALITY AS r(lineage, scope_key, source, valid_from, valid_to, i)
+    JOIN subjects s ON s.lineage = r.lineage AND s.scope_key = r.scope_key
+    JOIN versions v ON v.subject_id = s.subject_id AND v.source = r.source
+     AND v.known_to IS NULL
+     AND v.valid && tstzrange({_from_micros("r.valid_from")}, {_from_micros("r.valid_to")}, '[)')
+    ORDER BY r.i, v.seq"""
+INSERT_VERSIONS = f"""INSERT INTO versions
+    (version_id, subject_id, source, value, valid, known_from, known_to, date_flags)
+    SELECT version_id, subject_id, source, value,
+           tstzrange({_from_micros("valid_from")}, {_from_micros("valid_to")}, '[)'),
+           {_from_micros("known_from")}, {_from_micros("known_to")}, flags
+      FROM unnest(%b::text[], %b::bigint[], %b::text[], %b::text[], %b::bigint[], %b::bigint[],
+                  %b::bigint[], %b::bigint[], %b::smallint[])
+           WITH ORDINALITY AS r(version_id, subject_id, source, value, valid_from, valid_to,
+                                known_from, known_to, flags, i)
+     ORDER BY i"""
+CLOSE_VERSIONS_AT = f"""UPDATE versions v SET known_to = {_from_micros("c.known_to")},
+    date_flags = (v.date_flags & ~{_KT}) | c.flag
+    FROM unnest(%b::text[], %b::bigint[], %b::smallint[]) AS c(version_id, known_to, flag)
+    WHERE v.version_id = c.version_id AND v.known_to IS NULL"""
 # The same rows as the SQLite backend's SELECT_CANDIDATES, with range operators.
 SELECT_CANDIDATES = f"""
 WITH subject AS (
@@ -201,6 +268,16 @@ SELECT_PRECEDENCE = """SELECT rule_id, lineage, scope_key, sources, known_from, 
 # -- instants ------------------------------------------------------------------------------
 def _datetime(instant: Instant | None) -> _dt.datetime | None:
     return None if instant is None else _EPOCH + _dt.timedelta(microseconds=instant.micros)
+
+
+def _micros(instant: Instant | None) -> int | None:
+    return None if instant is None else instant.micros
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _scope_key(scope: Scope) -> str:
+    """``scope.key`` (canonical JSON), computed once per scope: bulk writes ask for it per row."""
+    return scope.key
 
 
 def _instant(value: _dt.datetime, flags: int, bit: int) -> Instant:
@@ -432,6 +509,20 @@ class PostgresStore(PostgresRecords, PostgresRetrieval, PostgresRuntime, Store):
         if locked is not None:
             locked.add(timeline)
 
+    def lock_timelines(self, timelines: Sequence[Timeline]) -> None:
+        locked: set[tuple[str, str, str]] | None = getattr(self._local, "locked", None)
+        if locked is None:  # outside a transaction a lock ends with its statement
+            super().lock_timelines(timelines)
+            return
+        keys = []
+        for lineage, scope, source in timelines:
+            timeline = (lineage, _scope_key(scope), source)
+            if timeline not in locked:
+                locked.add(timeline)
+                keys.append(_lock_key("timeline", *timeline))
+        if keys:
+            self._execute(LOCK_MANY, (keys,))
+
     # -- statements ------------------------------------------------------------------------
     def _in_transaction(self) -> Connection | None:
         conn: Connection | None = getattr(self._local, "conn", None)
@@ -476,6 +567,27 @@ class PostgresStore(PostgresRecords, PostgresRetrieval, PostgresRuntime, Store):
         if cache is not None:
             cache[key] = subject
         return subject
+
+    def _subjects(self, keys: Sequence[tuple[str, str]]) -> list[int]:
+        """The ids of many ``(lineage, scope key)``, created if needed, in a few statements."""
+        cache: dict[tuple[str, str], int] | None = getattr(self._local, "subjects", None)
+        known = {} if cache is None else cache  # outside a transaction nothing is kept
+        missing = sorted({key for key in keys if key not in known})
+        if missing:
+            found = self._select_subjects(missing)
+            new = [key for key in missing if key not in found]
+            if new:
+                # Created in sorted order: two writers creating the same subjects wait for each
+                # other instead of deadlocking. ON CONFLICT skips those another transaction made
+                # meanwhile; the next statement (READ COMMITTED) sees them committed.
+                self._execute(INSERT_SUBJECTS, ([k[0] for k in new], [k[1] for k in new]))
+                found.update(self._select_subjects(new))
+            known.update(found)
+        return [known[key] for key in keys]
+
+    def _select_subjects(self, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], int]:
+        rows = self._fetch(SELECT_SUBJECTS, ([k[0] for k in keys], [k[1] for k in keys]))
+        return {keys[int(i) - 1]: int(subject) for i, subject in rows}
 
     def _versions(self, rows: list[Row]) -> list[Version]:
         return [_version(row, self._scopes) for row in rows]
@@ -522,6 +634,48 @@ class PostgresStore(PostgresRecords, PostgresRetrieval, PostgresRuntime, Store):
             knowledge[timeline] = latest
         return latest
 
+    def append_writes(self, writes: Sequence[Write]) -> list[int]:
+        if len(writes) < 2:
+            return [self.append_write(write) for write in writes]
+        subjects = self._subjects([(w.lineage, _scope_key(w.scope)) for w in writes])
+        params = (
+            subjects,
+            [w.op for w in writes],
+            [w.source for w in writes],
+            [w.value_json for w in writes],
+            [w.valid_from.micros for w in writes],
+            [_micros(w.valid_to) for w in writes],
+            [w.known_at.micros for w in writes],
+            [_flags((w.valid_from, _VF), (w.valid_to, _VT), (w.known_at, _KF)) for w in writes],
+        )
+        rows = self._fetch(INSERT_WRITES, params)
+        # Identities are drawn in the order the rows are inserted (ORDER BY i): increasing.
+        write_ids = sorted(int(row[0]) for row in rows)
+        knowledge = self._known_timelines()
+        if knowledge is not None:
+            for w in writes:
+                timeline = (w.lineage, _scope_key(w.scope), w.source)
+                if timeline in knowledge:
+                    latest = knowledge[timeline]
+                    if latest is None or w.known_at >= latest:
+                        knowledge[timeline] = w.known_at
+        return write_ids
+
+    def latest_knowledge_many(self, timelines: Sequence[Timeline]) -> list[Instant | None]:
+        keys = [(lineage, _scope_key(scope), source) for lineage, scope, source in timelines]
+        knowledge = self._known_timelines() or {}
+        ask = [key for key in dict.fromkeys(keys) if key not in knowledge]
+        found: dict[tuple[str, str, str], Instant | None] = dict.fromkeys(ask)
+        if ask:
+            params = ([k[0] for k in ask], [k[1] for k in ask], [k[2] for k in ask])
+            for i, known_at, flags in self._fetch(SELECT_LATEST_KNOWLEDGE_MANY, params):
+                found[ask[int(i) - 1]] = _instant(known_at, flags, _KF)
+            cache = self._known_timelines()
+            if cache is not None:
+                locked = self._local.locked
+                cache.update((key, found[key]) for key in ask if key in locked)
+        return [knowledge[key] if key in knowledge else found[key] for key in keys]
+
     # -- versions --------------------------------------------------------------------------
     def current_versions(self, lineage: str, scope: Scope, source: str) -> list[Version]:
         return self._versions(self._fetch(SELECT_CURRENT, (lineage, scope.key, source)))
@@ -532,30 +686,60 @@ class PostgresStore(PostgresRecords, PostgresRetrieval, PostgresRuntime, Store):
         params = (lineage, scope.key, source, _datetime(valid.start), _datetime(valid.end))
         return self._versions(self._fetch(SELECT_CURRENT_OVERLAPPING, params))
 
+    def current_versions_overlapping_many(
+        self, requests: Sequence[tuple[Timeline, Interval]]
+    ) -> list[list[Version]]:
+        if len(requests) < 2:
+            return super().current_versions_overlapping_many(requests)
+        params = (
+            [timeline.lineage for timeline, _ in requests],
+            [_scope_key(timeline.scope) for timeline, _ in requests],
+            [timeline.source for timeline, _ in requests],
+            [valid.start.micros for _, valid in requests],
+            [_micros(valid.end) for _, valid in requests],
+        )
+        found: list[list[Version]] = [[] for _ in requests]
+        scopes = self._scopes
+        for row in self._fetch(SELECT_CURRENT_OVERLAPPING_MANY, params):
+            found[int(row[0]) - 1].append(_version(row[1:], scopes))
+        return found
+
     def append_versions(self, versions: Sequence[Version]) -> None:
-        rows = [
-            (
-                v.version_id,
-                self._subject(v.lineage, v.scope),
-                v.source,
-                v.value_json,
-                _datetime(v.valid_from),
-                _datetime(v.valid_to),
-                _datetime(v.known_from),
-                _datetime(v.known_to),
-                _flags(
-                    (v.valid_from, _VF), (v.valid_to, _VT), (v.known_from, _KF), (v.known_to, _KT)
-                ),
-            )
-            for v in versions
-        ]
-        if rows:
-            self._execute_many(INSERT_VERSION, rows)
+        if not versions:
+            return
+        subjects = self._subjects([(v.lineage, _scope_key(v.scope)) for v in versions])
+        params = (
+            [v.version_id for v in versions],
+            subjects,
+            [v.source for v in versions],
+            [v.value_json for v in versions],
+            [v.valid_from.micros for v in versions],
+            [_micros(v.valid_to) for v in versions],
+            [v.known_from.micros for v in versions],
+            [_micros(v.known_to) for v in versions],
+            [
+                _flags((v.valid_from, _VF), (v.valid_to, _VT), (v.known_from, _KF),
+                       (v.known_to, _KT))
+                for v in versions
+            ],
+        )  # fmt: skip
+        self._execute(INSERT_VERSIONS, params)
 
     def close_versions(self, version_ids: Sequence[str], known_to: Instant) -> None:
         if version_ids:
             flag = _KT if known_to.is_date else 0
             self._execute(CLOSE_VERSIONS, (_datetime(known_to), flag, list(version_ids)))
+
+    def close_versions_at(self, closes: Sequence[tuple[str, Instant]]) -> None:
+        if closes:
+            self._execute(
+                CLOSE_VERSIONS_AT,
+                (
+                    [version_id for version_id, _ in closes],
+                    [known_to.micros for _, known_to in closes],
+                    [_KT if known_to.is_date else 0 for _, known_to in closes],
+                ),
+            )
 
     def candidates(
         self, lineage: str, scope: Scope, valid_at: Instant, known_at: Instant
