@@ -101,19 +101,24 @@ def field_scores(query: Sequence[str], matches: Sequence[FieldMatch]
                  ) -> dict[int, tuple[float, str]]:
     """Per claim id: the best score of its title, its reference, or both read together, and
     the field that scored it (``"title"`` or ``"reference"``, the title when both did)."""
+    terms = tuple(query)
     by_claim: dict[int, dict[str, str]] = {}
     for match in matches:
         by_claim.setdefault(match.claim_id, {})[match.field] = match.search_text
-    terms = tuple(query)
     scores: dict[int, tuple[float, str]] = {}
     for claim_id, fields in by_claim.items():
-        best = (0.0, "title")
-        for field in ("title", "reference"):
-            if field in fields:
-                best = max(best, (_similarity(terms, fields[field]), field), key=lambda s: s[0])
-        if len(fields) > 1:
-            together = f"{fields['reference']} {fields['title']}"
-            best = max(best, (_similarity(terms, together), "title"), key=lambda s: s[0])
+        title, reference = fields.get("title"), fields.get("reference")
+        best = (-1.0, "title")
+        if title is not None:
+            best = (_similarity(terms, title), "title")
+        if reference is not None:
+            score = _similarity(terms, reference)
+            if score > best[0]:
+                best = (score, "reference")
+            if title is not None:
+                score = _similarity(terms, f"{reference} {title}")
+                if score > best[0]:
+                    best = (score, "title")
         scores[claim_id] = best
     return scores
 

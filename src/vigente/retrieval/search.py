@@ -415,6 +415,12 @@ class Retrieval:
         ``semantic`` or ``hybrid``. ``record=True`` stores the decision. ``explain=False``
         skips the relevance-only ranking that finds the excluded top candidates (faster;
         ``excluded`` is then empty).
+
+        A query that is a version's title or official reference (small differences allowed)
+        ranks that version first among the admissible ones (:mod:`vigente.retrieval.fields`).
+        Versions and facts added since the last index are indexed lexically before searching,
+        and ``notes`` says so (with the command, ``vigente index``, that does it ahead of
+        time); passages without a vector for the model are only reported in ``notes``.
         """
         vg = self._vg
         found: QueryDate | None = None

@@ -224,7 +224,7 @@ MATCH_BUDGET = 3_000
 #: The same for titles and references (one row per version). A title always holds its rarest
 #: word, which is always matched, so the budget never loses an exact title; every field
 #: returned is then scored against the whole query.
-FIELD_MATCH_BUDGET = 500
+FIELD_MATCH_BUDGET = 200
 
 
 def _in(n: int) -> str:
@@ -495,13 +495,16 @@ class SQLiteRetrieval:
             if query.filtered or query.scope is not None:
                 allowed = self._admissible(query)
                 rows = [r for r in rows if r[0] in allowed]
-        # The claims whose fields hold most of the query's terms, as many as asked for.
-        wanted = set(terms)
-        hits: dict[int, int] = {}
-        for claim_id, _, text in rows:
-            hits[claim_id] = max(hits.get(claim_id, 0), len(wanted.intersection(text.split())))
-        kept = set(heapq.nsmallest(query.limit, hits, key=lambda c: (-hits[c], c)))
-        return [FieldMatch(int(c), field, text) for c, field, text in rows if c in kept]
+        if len({r[0] for r in rows}) > query.limit:
+            # The claims whose fields hold most of the query's terms, as many as asked for.
+            wanted = set(terms)
+            hits: dict[int, int] = {}
+            for claim_id, _, text in rows:
+                hits[claim_id] = max(hits.get(claim_id, 0),
+                                     len(wanted.intersection(text.split())))
+            kept = set(heapq.nsmallest(query.limit, hits, key=lambda c: (-hits[c], c)))
+            rows = [r for r in rows if r[0] in kept]
+        return [FieldMatch(claim_id, field, text) for claim_id, field, text in rows]
 
     def first_passages(self, claim_ids: Sequence[int]) -> list[Candidate]:
         ids = list(dict.fromkeys(claim_ids))
