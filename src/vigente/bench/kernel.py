@@ -13,7 +13,10 @@ through :meth:`Vigente.evidence` and, over the same rows in the same run:
 * the same SQL on a copy of the database without the interval indexes, and on a copy without
   any index on the versions table (every lookup then reads the whole table).
 
-Every baseline's answers are checked against the lookups' (``*_agrees``).
+Every baseline's answers are checked against the lookups' (``*_agrees``). The ingest is
+measured against its own floor: the rows the import stored, written again into a fresh database
+of the same schema by one ``executemany`` a table (see :mod:`vigente.bench._ingest_floor`),
+reported as ``ingest_vs_floor`` (the import's rate over the floor's).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from rich.table import Table
 from vigente.api import Vigente
 from vigente.bench._backends import BACKENDS, Backend, open_backend
 from vigente.bench._floor import FloorRow, open_floor
+from vigente.bench._ingest_floor import ingest_floor
 from vigente.bench._lineages import NOW, SEED, LineagePlan, Query, make_queries, plan_lineage
 from vigente.bench._util import machine, percentile, rate, ratio
 from vigente.kernel.evidence import Evidence
@@ -201,6 +205,26 @@ def _ingest(vg: Vigente, lines: list[str], batch: int) -> dict[str, Any]:
     }
 
 
+def _ingest_floor(backend: Backend, url: str, ingest: dict[str, Any]) -> dict[str, Any]:
+    """Store the import's rows again in a fresh database of the same schema by executemany
+    (see :mod:`vigente.bench._ingest_floor`); its rate and the import's rate over it."""
+    copy = backend.fresh("ingest_floor")
+    try:
+        floor = ingest_floor(backend.name, url, copy)
+    finally:
+        backend.discard(copy)
+    floor_rate = rate(floor["versions"], floor["seconds"])
+    return {
+        "ingest_floor_seconds": round(floor["seconds"], 3),
+        "ingest_floor_versions_per_s": floor_rate,
+        # the import's rate as a share of the floor's (1.0: as fast as storing the rows alone)
+        "ingest_vs_floor": round(ingest["ingest_versions_per_s"] / floor_rate, 3)
+        if floor_rate > 0
+        else 0.0,
+        "ingest_floor_agrees": floor["agrees"],
+    }
+
+
 def _scans(
     rows: list[Row], queries: list[Query], answers: list[Evidence]
 ) -> dict[str, Any]:
@@ -274,6 +298,8 @@ def run_backend(
         log.print(f"[{name}] ingesting {len(lines):,} statements ({settings.batch:,} a batch)")
         with Vigente.open(url) as vg:
             ingest = _ingest(vg, lines, settings.batch)
+        log.print(f"[{name}] the ingest floor: the stored rows again, one executemany a table")
+        ingest |= _ingest_floor(backend, url, ingest)
         backend.settle(url)
         warmup, timed = queries[:WARMUP], queries[WARMUP:]
         log.print(f"[{backend.name}] {len(timed):,} keyed evidence() lookups")
@@ -471,6 +497,9 @@ class KernelBenchmark:
 _ROWS: list[tuple[str, Any]] = [
     ("ingest, versions/s", lambda r: f"{r['ingest_versions_per_s']:,.0f}"),
     ("ingest, statements/s", lambda r: f"{r['ingest_statements_per_s']:,.0f}"),
+    ("ingest floor (executemany), versions/s",
+     lambda r: f"{r['ingest_floor_versions_per_s']:,.0f}"),  # fmt: skip
+    ("  ingest / floor (rate)", lambda r: f"{r['ingest_vs_floor']:.2f}"),
     ("database size", lambda r: f"{r['db_bytes'] / 2**20:,.0f} MiB"),
     ("lookup p50", lambda r: f"{r['lookup_p50_ms']:.3f} ms"),
     ("lookup p99", lambda r: f"{r['lookup_p99_ms']:.3f} ms"),
@@ -488,6 +517,7 @@ _ROWS: list[tuple[str, Any]] = [
         "every baseline agrees",
         lambda r: str(
             r["floor_agrees"] and r["scan_agrees"] and r["unindexed_agrees"] and r["noindex_agrees"]
+            and r["ingest_floor_agrees"]
         ),
     ),
 ]
