@@ -16,7 +16,7 @@ from vigente.bench.retrieval import exact_match
 KEYS = {
     "legalize_ee_top1", "legalize_ee_top1_similarity_only", "legalize_ee_top1_latest",
     "situatedqa_accuracy", "situatedqa_accuracy_similarity_only", "search_p50_ms_lexical",
-    "search_p50_ms_hybrid",
+    "search_p50_ms_hybrid", "legalize_ee_exact_title_top1", "legalize_ee_exact_reference_top1",
 }
 
 
@@ -50,6 +50,8 @@ def test_the_benchmark_runs_on_a_tiny_sample(tmp_path: Path,
     assert figures["legalize_ee_acts"] == 6 and figures["legalize_ee_queries"] >= 12
     for key in KEYS - {"search_p50_ms_lexical", "search_p50_ms_hybrid"}:
         assert 0.0 <= figures[key] <= 1.0
+    assert figures["legalize_ee_exact_title_queries"] >= 1
+    assert "legalize_ee_exact_title_p50_ms" in figures
     # the temporal filter never does worse than relevance alone on these queries
     assert figures["legalize_ee_top1"] >= figures["legalize_ee_top1_similarity_only"]
     assert figures["situatedqa_accuracy"] >= figures["situatedqa_accuracy_similarity_only"]
