@@ -340,7 +340,7 @@ class Vigente:
         current = current_instant() if now is None else self.instant(now)
         k = current if known_at is None else self.instant(known_at)
         self.check_knowledge_date(k, current)
-        candidates, earlier = self.candidates_at(lineage, the_scope, t, k, current)
+        candidates, earlier = self.candidates_at(lineage, the_scope, t, k, current, held=True)
 
         def rules() -> list[PrecedenceRule]:
             return self.store.precedence_rules_for(lineage, the_scope)
@@ -352,16 +352,20 @@ class Vigente:
         return evidence
 
     def candidates_at(
-        self, lineage: str, scope: Scope, t: Instant, k: Instant, now: Instant
+        self, lineage: str, scope: Scope, t: Instant, k: Instant, now: Instant,
+        *, held: bool = False,
     ) -> tuple[list[Version], list[Version] | None]:
         """The store's candidate rows at ``(t, k)`` and, for a question asked as known now
         about an earlier ``t``, those at ``(t, t)``: the values held then tell "retrospective"
-        (a late-learned change) from "historical"."""
-        candidates = self.store.candidates(lineage, scope, t, k)
-        earlier = None
+        (a late-learned change) from "historical". With ``held``, the second list is only the
+        rows admissible at ``(t, t)`` (all a kernel answer uses), read with the first."""
         if t < k and not t.same_moment(k) and k.same_moment(now):
-            earlier = self.store.candidates(lineage, scope, t, t)
-        return candidates, earlier
+            if held:
+                return self.store.candidates_and_held(lineage, scope, t, k, t)
+            return self.store.candidates(lineage, scope, t, k), self.store.candidates(
+                lineage, scope, t, t
+            )
+        return self.store.candidates(lineage, scope, t, k), None
 
     def history(self, lineage: str, *, scope: ScopeLike = None) -> list[Version]:
         """Every snapshot of a lineage on both axes (all scopes when ``scope`` is None)."""

@@ -388,3 +388,17 @@ def test_a_search_on_a_store_behind_its_documents_indexes_first_and_says_so(
     assert "80 MB" in behind.hits[0].passage and "1 version(s)" in behind.notes[0]
     vg.retrieval.index(embed=False)
     assert vg.search(QUERY, valid_at="2026-09-29", now=NOW, mode="lexical").notes == ()
+
+
+def test_an_exact_title_ranks_first_in_hybrid_mode_too(vg: Vigente,
+                                                       minilm: MiniLMEmbedder) -> None:
+    act = add_act(vg, "act/social", TITLE,
+                  f"# {TITLE}\n\n" + "Teenust osutatakse taotluse alusel pärast hindamist. " * 12)
+    add_act(vg, "act/neighbour", "Sotsiaalhoolekandelise abi andmise kord Mustvee vallas",
+            NEIGHBOUR_TEXT)
+    vg.retrieval.use(minilm)
+    vg.retrieval.index()
+    result = vg.search(TITLE, valid_at="2024-01-01", now=NOW, k=2, mode="hybrid")
+    assert result.mode == "hybrid"
+    assert result.hits[0].version_id == act.version_id
+    assert result.hits[0].matched_field == "title" and result.hits[0].semantic_rank is not None

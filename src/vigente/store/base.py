@@ -22,7 +22,7 @@ from vigente.evidence.records import (
 )
 from vigente.kernel.decisions import Decision
 from vigente.kernel.values import Scope
-from vigente.kernel.versions import PrecedenceRule, Version
+from vigente.kernel.versions import PrecedenceRule, Version, admissibility
 from vigente.time import Instant, Interval
 
 if TYPE_CHECKING:
@@ -170,6 +170,21 @@ class Store(ABC):
           ``t`` and those starting nearest after ``t`` (the neighbours on the validity axis);
         * versions of ``lineage`` in other scopes that are valid at ``t`` and known at ``k``.
         """
+
+    def candidates_and_held(
+        self, lineage: str, scope: Scope, valid_at: Instant, known_at: Instant, held_at: Instant
+    ) -> tuple[list[Version], list[Version]]:
+        """:meth:`candidates` at ``(t, k)``, and the versions of ``(lineage, scope)`` valid at
+        ``t`` and known at ``held_at`` (what the store held then), both in insertion order.
+
+        This default reads them one after the other; a backend may read both at once.
+        """
+        held = [
+            v
+            for v in self.candidates(lineage, scope, valid_at, held_at)
+            if admissibility(v, scope, valid_at, held_at) is None
+        ]
+        return self.candidates(lineage, scope, valid_at, known_at), held
 
     @abstractmethod
     def history(self, lineage: str, scope: Scope | None = None) -> list[Version]:

@@ -214,7 +214,7 @@ CLOSE_VERSIONS_AT = f"""UPDATE versions v SET known_to = {_from_micros("c.known_
     FROM unnest(%b::text[], %b::bigint[], %b::smallint[]) AS c(version_id, known_to, flag)
     WHERE v.version_id = c.version_id AND v.known_to IS NULL"""
 # The same rows as the SQLite backend's SELECT_CANDIDATES, with range operators.
-SELECT_CANDIDATES = f"""
+_CANDIDATE_CTES = """
 WITH subject AS (
     SELECT subject_id FROM subjects WHERE lineage = %(lineage)s AND scope_key = %(scope)s
 ), known_at_k AS (
@@ -224,8 +224,8 @@ WITH subject AS (
     SELECT seq, known_from, known_to, known FROM versions
      WHERE subject_id = (SELECT subject_id FROM subject)
        AND valid @> %(t)s::timestamptz AND NOT isempty(known)
-)
-SELECT {_VERSION_COLUMNS} FROM versions v JOIN subjects s USING (subject_id) WHERE v.seq IN (
+)"""
+_CANDIDATE_GROUPS = """
     SELECT seq FROM valid_at_t WHERE known @> %(k)s::timestamptz
     UNION ALL
     SELECT seq FROM valid_at_t
@@ -247,7 +247,20 @@ SELECT {_VERSION_COLUMNS} FROM versions v JOIN subjects s USING (subject_id) WHE
     SELECT o.seq FROM versions o JOIN subjects os USING (subject_id)
      WHERE os.lineage = %(lineage)s AND os.scope_key <> %(scope)s
        AND o.valid @> %(t)s::timestamptz AND o.known @> %(k)s::timestamptz
-) ORDER BY v.seq"""
+"""
+SELECT_CANDIDATES = f"""{_CANDIDATE_CTES}
+SELECT {_VERSION_COLUMNS} FROM versions v JOIN subjects s USING (subject_id)
+ WHERE v.seq IN ({_CANDIDATE_GROUPS}) ORDER BY v.seq"""
+# The same, and the rows of the subject valid at t and known at %(e)s (what the store held
+# then), in one round trip; two more columns say which list a row belongs to.
+SELECT_CANDIDATES_AND_HELD = f"""{_CANDIDATE_CTES}, candidate AS ({_CANDIDATE_GROUPS}), held AS (
+    SELECT seq FROM versions
+     WHERE subject_id = (SELECT subject_id FROM subject)
+       AND valid @> %(t)s::timestamptz AND known @> %(e)s::timestamptz
+)
+SELECT {_VERSION_COLUMNS}, v.seq IN (SELECT seq FROM candidate), v.seq IN (SELECT seq FROM held)
+  FROM versions v JOIN subjects s USING (subject_id)
+ WHERE v.seq IN (SELECT seq FROM candidate UNION ALL SELECT seq FROM held) ORDER BY v.seq"""
 SELECT_HISTORY = f"""SELECT {_VERSION_COLUMNS} FROM versions v JOIN subjects s USING (subject_id)
     WHERE s.lineage = %s ORDER BY v.seq"""
 SELECT_HISTORY_SCOPED = f"""SELECT {_VERSION_COLUMNS} FROM versions v
@@ -751,6 +764,22 @@ class PostgresStore(PostgresRecords, PostgresRetrieval, PostgresRuntime, Store):
             "k": _datetime(known_at),
         }
         return self._versions(self._fetch(SELECT_CANDIDATES, params))
+
+    def candidates_and_held(
+        self, lineage: str, scope: Scope, valid_at: Instant, known_at: Instant, held_at: Instant
+    ) -> tuple[list[Version], list[Version]]:
+        params = {
+            "lineage": lineage,
+            "scope": scope.key,
+            "t": _datetime(valid_at),
+            "k": _datetime(known_at),
+            "e": _datetime(held_at),
+        }
+        rows = self._fetch(SELECT_CANDIDATES_AND_HELD, params)
+        versions = self._versions([row[:10] for row in rows])
+        candidates = [v for v, row in zip(versions, rows, strict=True) if row[10]]
+        held = [v for v, row in zip(versions, rows, strict=True) if row[11]]
+        return candidates, held
 
     def history(self, lineage: str, scope: Scope | None = None) -> list[Version]:
         if scope is None:

@@ -154,7 +154,12 @@ CLOSE_VERSION = f"""UPDATE versions SET known_to = ?, date_flags = (date_flags &
 # scalar subquery runs once): cheaper than a statement of its own. The caller puts the few rows
 # in insertion order (rowid, the first column): cheaper than SQLite sorting them.
 _SUBJECT = "(SELECT subject_id FROM subjects WHERE lineage = :lineage AND scope_key = :scope)"
-SELECT_CANDIDATES = f"""
+# The rows of the first four groups, once the edges are known.
+_CANDIDATE_ROW = """(valid_to > :t AND (known_from <= :k AND known_to > :k
+                           OR known_to = replaced AND known_to > known_from
+                           OR known_from = learned AND known_to > known_from)
+        OR valid_to = ended AND known_from <= :k AND known_to > :k)"""
+_EDGE = f"""
 WITH edge AS (
   SELECT MAX(known_to) FILTER (WHERE valid_to > :t AND known_to <= :k
                                  AND known_to > known_from) AS replaced,
@@ -162,15 +167,9 @@ WITH edge AS (
                                    AND known_to > known_from) AS learned,
          MAX(valid_to) FILTER (WHERE valid_to <= :t AND known_from <= :k
                                  AND known_to > :k) AS ended
-    FROM versions WHERE subject_id = {_SUBJECT} AND valid_from <= :t)
-SELECT {_SUBJECT_COLUMNS} FROM edge, versions v
- WHERE subject_id = {_SUBJECT} AND valid_from <= :t
-   AND (valid_to > :t AND (known_from <= :k AND known_to > :k
-                           OR known_to = replaced AND known_to > known_from
-                           OR known_from = learned AND known_to > known_from)
-        OR valid_to = ended AND known_from <= :k AND known_to > :k)
-UNION ALL
-SELECT {_SUBJECT_COLUMNS} FROM versions v
+    FROM versions WHERE subject_id = {_SUBJECT} AND valid_from <= :t)"""
+_LATER_AND_OTHER_SCOPES = f"""
+SELECT {_SUBJECT_COLUMNS}{{flags}} FROM versions v
  WHERE v.subject_id = {_SUBJECT}
    AND v.valid_from = (SELECT valid_from FROM versions
                         WHERE subject_id = {_SUBJECT}
@@ -178,9 +177,20 @@ SELECT {_SUBJECT_COLUMNS} FROM versions v
                         ORDER BY valid_from LIMIT 1)
    AND v.known_from <= :k AND v.known_to > :k
 UNION ALL
-SELECT {_VERSION_COLUMNS} FROM subjects s JOIN versions v USING (subject_id)
+SELECT {_VERSION_COLUMNS}{{flags}} FROM subjects s JOIN versions v USING (subject_id)
  WHERE s.lineage = :lineage AND s.scope_key <> :scope
    AND v.valid_from <= :t AND v.valid_to > :t AND v.known_from <= :k AND v.known_to > :k"""
+SELECT_CANDIDATES = f"""{_EDGE}
+SELECT {_SUBJECT_COLUMNS} FROM edge, versions v
+ WHERE subject_id = {_SUBJECT} AND valid_from <= :t AND {_CANDIDATE_ROW}
+UNION ALL{_LATER_AND_OTHER_SCOPES.format(flags="")}"""
+# The same, and the rows of the subject valid at t and known at :e (what the store held then),
+# found in the same pass over the range; two more columns say which list a row belongs to.
+_HELD_ROW = "(valid_to > :t AND known_from <= :e AND known_to > :e)"
+SELECT_CANDIDATES_AND_HELD = f"""{_EDGE}
+SELECT {_SUBJECT_COLUMNS}, {_CANDIDATE_ROW}, {_HELD_ROW} FROM edge, versions v
+ WHERE subject_id = {_SUBJECT} AND valid_from <= :t AND ({_CANDIDATE_ROW} OR {_HELD_ROW})
+UNION ALL{_LATER_AND_OTHER_SCOPES.format(flags=", 1, 0")}"""
 SELECT_HISTORY = f"""SELECT {_VERSION_COLUMNS} FROM versions v JOIN subjects s USING (subject_id)
     WHERE s.lineage = ? ORDER BY v.rowid"""
 SELECT_HISTORY_SCOPED = f"""SELECT {_VERSION_COLUMNS} FROM versions v
@@ -263,6 +273,9 @@ class _Rows:
         self, rows: list[tuple[Any, ...]], lineage: str = "", scope: Scope | None = None
     ) -> list[Version]:
         """Rows of _VERSION_COLUMNS; a NULL lineage or scope key is ``lineage`` / ``scope``."""
+        # The instants cache is read inline (a dict lookup instead of a method call per
+        # instant); a miss goes through instant(), which fills it.
+        cached = self.instants.get
         instant = self.instant
         result = []
         for _, version_id, name, scope_key, source, value, vf, vt, kf, kt, flags in rows:
@@ -273,10 +286,14 @@ class _Rows:
                     scope if scope_key is None and scope is not None else self.scope(scope_key),
                     source,
                     value,
-                    instant(vf, flags & _VF),
-                    None if vt >= OPEN_END else instant(vt, flags >> 1 & 1),
-                    instant(kf, flags >> 2 & 1),
-                    None if kt >= OPEN_END else instant(kt, flags >> 3 & 1),
+                    cached(vf << 1 | flags & 1) or instant(vf, flags & 1),
+                    None
+                    if vt >= OPEN_END
+                    else cached(vt << 1 | flags >> 1 & 1) or instant(vt, flags >> 1 & 1),
+                    cached(kf << 1 | flags >> 2 & 1) or instant(kf, flags >> 2 & 1),
+                    None
+                    if kt >= OPEN_END
+                    else cached(kt << 1 | flags >> 3 & 1) or instant(kt, flags >> 3 & 1),
                 )
             )
         return result
@@ -505,6 +522,24 @@ class SQLiteStore(SQLiteRecords, SQLiteRetrieval, SQLiteRuntime, Store):
             rows = self._conn.execute(SELECT_CANDIDATES, params).fetchall()
         rows.sort(key=_ROWID)  # insertion order
         return self._rows.versions(rows, lineage, scope)
+
+    def candidates_and_held(
+        self, lineage: str, scope: Scope, valid_at: Instant, known_at: Instant, held_at: Instant
+    ) -> tuple[list[Version], list[Version]]:
+        params = {
+            "lineage": lineage,
+            "scope": self._rows.key(scope),
+            "t": valid_at.micros,
+            "k": known_at.micros,
+            "e": held_at.micros,
+        }
+        with self._lock:
+            rows = self._conn.execute(SELECT_CANDIDATES_AND_HELD, params).fetchall()
+        rows.sort(key=_ROWID)  # insertion order
+        versions = self._rows.versions([row[:11] for row in rows], lineage, scope)
+        candidates = [v for v, row in zip(versions, rows, strict=True) if row[11]]
+        held = [v for v, row in zip(versions, rows, strict=True) if row[12]]
+        return candidates, held
 
     def history(self, lineage: str, scope: Scope | None = None) -> list[Version]:
         with self._lock:
