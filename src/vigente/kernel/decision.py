@@ -35,10 +35,6 @@ def _by_value(versions: Iterable[Version]) -> dict[str, list[Version]]:
     return groups
 
 
-def _distinct(versions: Iterable[Version]) -> tuple[JSONValue, ...]:
-    return tuple(rows[0].value for rows in _by_value(versions).values())
-
-
 def status_of(distinct_values: int) -> Status:
     """Invariant 3: the status depends on the number of distinct admissible values only."""
     if distinct_values == 0:
@@ -50,12 +46,15 @@ class _Successors:
     """The snapshot that replaced an excluded row: on the knowledge axis, the one written when
     it was closed (preferring one valid at ``t``); on the validity axis, the next period known at
     ``k``. Only rows of the same source and scope count. The pool is indexed once, so deciding
-    over ``n`` candidates stays linear instead of comparing every pair."""
+    over ``n`` candidates stays linear instead of comparing every pair. Instants are compared by
+    their microseconds (one attribute read instead of a method call per comparison)."""
+
+    __slots__ = ("_by_known_from", "_k", "_known_at_k", "_pool", "_t")
 
     def __init__(self, pool: list[Version], t: Instant, k: Instant) -> None:
         self._pool = pool
-        self._t = t
-        self._k = k
+        self._t = t.micros
+        self._k = k.micros
         self._by_known_from: dict[int, list[Version]] | None = None
         self._known_at_k: list[Version] | None = None
 
@@ -67,20 +66,31 @@ class _Successors:
                 index = self._by_known_from = {}
                 for v in self._pool:
                     index.setdefault(v.known_from.micros, []).append(v)
+            replaced = index.get(row.known_to.micros)
+            if not replaced:
+                return None
+            t = self._t
             first = None
-            for v in index.get(row.known_to.micros, ()):
+            for v in replaced:
                 if v is not row and v.source == row.source and _same_scope(v, row):
-                    if v.valid_at(self._t):
+                    valid_to = v.valid_to
+                    if v.valid_from.micros <= t and (valid_to is None or t < valid_to.micros):
                         return v.version_id
                     if first is None:
                         first = v.version_id
             return first
         if reason is ExclusionReason.NO_LONGER_VALID and row.valid_to is not None:
-            if self._known_at_k is None:
-                self._known_at_k = [v for v in self._pool if v.known_at(self._k)]
+            known = self._known_at_k
+            if known is None:
+                k = self._k
+                known = self._known_at_k = [
+                    v
+                    for v in self._pool
+                    if v.known_from.micros <= k and (v.known_to is None or k < v.known_to.micros)
+                ]
             end = row.valid_to.micros
             best: tuple[int, str] | None = None
-            for v in self._known_at_k:
+            for v in known:
                 start = v.valid_from.micros
                 if start >= end and v is not row and v.source == row.source:
                     if _same_scope(v, row) and (best is None or (start, v.version_id) < best):
@@ -104,6 +114,25 @@ def interpretation_for(
     values: tuple[JSONValue, ...],
 ) -> Interpretation:
     """The seed's labels; ``earlier_values`` are the values at ``(t, t)`` when ``t < k = now``."""
+
+    def changed() -> bool:
+        return earlier_values is not None and {canonical_json(v) for v in earlier_values} != {
+            canonical_json(v) for v in values
+        }
+
+    return _interpretation(status, admitted, t, k, now, changed)
+
+
+def _interpretation(
+    status: Status,
+    admitted: tuple[Version, ...],
+    t: Instant,
+    k: Instant,
+    now: Instant,
+    changed: Callable[[], bool],
+) -> Interpretation:
+    """:func:`interpretation_for`, asking ``changed()`` (only when it matters) whether the
+    values at ``(t, t)`` differ from the answer's."""
     if status is Status.MISSING:
         return Interpretation.MISSING
     if t > k and not t.same_moment(k):
@@ -114,11 +143,24 @@ def interpretation_for(
         return Interpretation.KNOWN_THEN
     if t.same_moment(k):
         return Interpretation.CURRENT
-    if earlier_values is not None and {canonical_json(v) for v in earlier_values} != {
-        canonical_json(v) for v in values
-    }:
+    if changed():
         return Interpretation.RETROSPECTIVE
     return Interpretation.HISTORICAL
+
+
+def _unchanged() -> bool:
+    return False
+
+
+def _changed(earlier: dict[str, list[Version]], kept: dict[str, list[Version]]) -> bool:
+    """Whether the distinct values held at ``(t, t)`` differ from the answer's, both grouped
+    by their stored JSON. Stored JSON is canonical, so equal keys settle it without decoding;
+    otherwise the values are compared as :func:`interpretation_for` does."""
+    if earlier.keys() == kept.keys():
+        return False
+    return {canonical_json(rows[0].value) for rows in earlier.values()} != {
+        canonical_json(rows[0].value) for rows in kept.values()
+    }
 
 
 def decide(
@@ -156,12 +198,18 @@ def decide(
         if outcome is not None:
             kept = _by_value(v for v in admitted if v.source == outcome.kept_source)
             status = status_of(len(kept))
-    values = tuple(rows[0].value for rows in kept.values())
+    values = tuple([rows[0].value for rows in kept.values()])
     earlier_values = None
+    changed = _unchanged
     if earlier is not None:
-        earlier_values = _distinct([v for v in earlier if admissibility(v, scope, t, t) is None])
+        held = _by_value([v for v in earlier if admissibility(v, scope, t, t) is None])
+        earlier_values = tuple([rows[0].value for rows in held.values()])
+
+        def changed() -> bool:
+            return _changed(held, kept)
+
     admitted_t = tuple(admitted)
-    interpretation = interpretation_for(status, admitted_t, t, k, now, earlier_values, values)
+    interpretation = _interpretation(status, admitted_t, t, k, now, changed)
     evidence = Evidence(
         lineage,
         scope,

@@ -87,7 +87,7 @@ class Scope:
     @classmethod
     def of(cls, scope: Scope | Mapping[str, object] | Iterable[tuple[str, object]] | None) -> Scope:
         if scope is None:
-            return cls()
+            return _GLOBAL if cls is Scope else cls()
         if isinstance(scope, Scope):
             return scope
         pairs = scope.items() if isinstance(scope, Mapping) else scope
@@ -115,3 +115,8 @@ class Scope:
 
     def __str__(self) -> str:
         return ", ".join(f"{k}={v}" for k, v in self.items) or "(global)"
+
+
+# The global scope, shared (scopes are immutable): most questions name no scope, and a shared
+# value is compared by identity first.
+_GLOBAL = Scope()
