@@ -51,6 +51,10 @@ def test_field_similarity_is_one_only_for_the_same_words() -> None:
     assert score("Kadrina valla arengukavade menetlemise kord",
                  "Kadrina valla soojamajanduse arengukava 2016-2026 kinnitamine") < 0.5
     assert score("a b c d e", "a b c d e f g") < STRONG  # a longer title is another title
+    # Two acts titled with the same words: the one in the query's order is the better match.
+    asked = "Eluasemekulude piirmäärade kehtestamine toimetulekutoetuse määramiseks"
+    other = "Toimetulekutoetuse määramiseks eluasemekulude piirmäärade kehtestamine"
+    assert STRONG < score(asked, other) < score(asked, asked) == 1.0
     assert score("", "x") == score("x", "") == 0.0
 
 

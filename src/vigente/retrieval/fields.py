@@ -9,11 +9,12 @@ this module scores each against the **whole** query and merges them with the pas
 
 * the score is the share of words the query and the field have in common,
   ``matched / max(query words, field words)``: 1 for the exact title, below 1 when the title has
-  words the query lacks or the other way round. A word that differs only slightly from the
-  field's ("Circolare" for "Circular", "arengukavade" for "arengukava": same first four
-  letters, at most two edits) counts :data:`CLOSE_WORD` of an identical one; numbers count
-  only when identical, and a number written with separators ("12/2025") must match in that
-  order (its joined token, see :func:`~vigente.retrieval.text.field_text`).
+  words the query lacks or the other way round, and :data:`OTHER_ORDER` for the same words in
+  another order (two acts can be titled with the same words). A word that differs only
+  slightly from the field's ("Circolare" for "Circular", "arengukavade" for "arengukava": same
+  first four letters, at most two edits) counts :data:`CLOSE_WORD` of an identical one;
+  numbers count only when identical, and a number written with separators ("12/2025") must
+  match in that order (its joined token, see :func:`~vigente.retrieval.text.field_text`).
 * a version whose title, reference, or both together score at least :data:`STRONG` (the query
   *is* its title or reference, with small differences) ranks before every passage match, best
   score first; its passage is the best-matching one of that version, else its first.
@@ -36,6 +37,7 @@ from vigente.retrieval.records import Candidate, FieldMatch
 
 __all__ = [
     "CLOSE_WORD",
+    "OTHER_ORDER",
     "STRONG",
     "close_words",
     "field_scores",
@@ -47,6 +49,8 @@ __all__ = [
 STRONG: Final = 0.8
 #: What a slightly different word ("circolare" / "circular") counts, against 1 for the same word.
 CLOSE_WORD: Final = 0.9
+#: The score of a field with exactly the query's words in another order.
+OTHER_ORDER: Final = 0.99
 
 
 def _edits(a: str, b: str, limit: int) -> int:
@@ -77,7 +81,7 @@ def close_words(a: str, b: str) -> bool:
 
 def field_similarity(query: Sequence[str], field: Sequence[str]) -> float:
     """``matched / max(len(query), len(field))`` over distinct words, a close word counting
-    :data:`CLOSE_WORD`: 1.0 exactly when both have the same words."""
+    :data:`CLOSE_WORD`: 1.0 exactly when both have the same words in the same order."""
     words = set(field)
     terms = set(query)
     if not terms or not words:
@@ -87,7 +91,11 @@ def field_similarity(query: Sequence[str], field: Sequence[str]) -> float:
     rest = terms - words
     # Close words are looked for only where they can lift the score to a strong match: below
     # that, a score only orders the versions appended after the passage matches.
-    if not rest or (exact + CLOSE_WORD * len(rest)) / size < STRONG:
+    if not rest:
+        # The same words: 1 in the same order, just below in another ("X of Y" is not "Y of X").
+        same_order = list(dict.fromkeys(query)) == list(dict.fromkeys(field))
+        return exact / size * (1.0 if same_order or exact < size else OTHER_ORDER)
+    if (exact + CLOSE_WORD * len(rest)) / size < STRONG:
         return exact / size
     prefixes: dict[str, list[str]] = {}
     for word in words - terms:
