@@ -475,6 +475,15 @@ def test_bad_input_is_a_4xx_that_says_what_to_change(service: Service) -> None:
     assert "statements[0]" in _error(future, 400, "import_file_error")
     assert "nothing can be known from the future" in future.json()["error"]["message"]
     _error(c.get("/v1/nowhere", headers=key), 404, "not_found")
+    assert "unknown query parameter(s) 'stal'" in _error(
+        c.get("/v1/derived", headers=key, params={"stal": "true"}), 422, "invalid_request"
+    )
+    for nul in (
+        c.get("/v1/documents/dv-%00", headers=key),
+        c.get("/v1/history", headers=key, params={"lineage": "a\x00b"}),
+        c.post("/v1/ask", headers=key, json={"lineage": "a\x00", "valid_at": NOW}),
+    ):
+        assert "NUL" in _error(nul, 422, "invalid_request")
     _error(c.delete("/v1/ask", headers=key), 405, "method_not_allowed")
     surrogate = c.post(
         "/v1/ask",

@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI, Request
 
 from vigente.http import _admin, _evidence, _review
 from vigente.http._deps import ServiceState
-from vigente.http._errors import install_error_handlers
+from vigente.http._errors import ApiError, install_error_handlers
 from vigente.http._limits import BodySizeLimit, RateLimiter
 from vigente.http.tenants import TenantRegistry
 
@@ -37,6 +37,37 @@ class ServiceConfig:
     max_body_bytes: int = 8 * 1024 * 1024
     mcp: bool = True
     host: str = "127.0.0.1"
+
+
+def known_query(request: Request) -> None:
+    """Refuse query parameters the endpoint does not take (a misspelt ``?stale=true`` would
+    otherwise be ignored without a word) and NUL in parameters."""
+    values = [*request.query_params.values(), *request.path_params.values()]
+    if any("\x00" in str(v) for v in values):
+        raise ApiError(
+            422,
+            "invalid_request",
+            "a path or query parameter contains NUL (%00), which no store can hold: remove it",
+        )
+    route = request.scope.get("route")
+    dependant = getattr(route, "dependant", None)
+    if dependant is None or not request.query_params:
+        return
+    known: set[str] = set()
+    pending = [dependant]
+    while pending:
+        current = pending.pop()
+        known.update(p.alias for p in current.query_params)
+        pending.extend(current.dependencies)
+    unknown = sorted(set(request.query_params) - known)
+    if unknown:
+        takes = ", ".join(sorted(known)) or "none"
+        raise ApiError(
+            422,
+            "invalid_request",
+            f"unknown query parameter(s) {', '.join(map(repr, unknown))}: this endpoint takes "
+            f"{takes}",
+        )
 
 
 def create_app(config: ServiceConfig) -> FastAPI:
@@ -70,6 +101,7 @@ def create_app(config: ServiceConfig) -> FastAPI:
             "to change."
         ),
         lifespan=lifespan,
+        dependencies=[Depends(known_query)],
     )
     app.state.vigente = state
     install_error_handlers(app)

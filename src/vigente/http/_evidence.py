@@ -124,8 +124,13 @@ def _import_error(exc: ImportFileError, what: str) -> ApiError:
     )
 
 
-def as_lines(items: Sequence[Any]) -> list[str]:
-    return [json.dumps(item.model_dump(exclude_unset=True), ensure_ascii=False) for item in items]
+def as_lines(items: Sequence[Any], *, exclude_unset: bool = False) -> list[str]:
+    """The import-file lines of validated bodies (statements leave out what was not sent: a
+    retract takes no ``value``, not even null)."""
+    return [
+        json.dumps(item.model_dump(exclude_unset=exclude_unset), ensure_ascii=False)
+        for item in items
+    ]
 
 
 @router.post("/statements", response_model=m.ImportOut, tags=["statements"])
@@ -133,7 +138,7 @@ def statements(body: m.StatementsIn, vg: TenantStore) -> dict[str, Any]:
     """Record or retract a batch of statements, all or nothing (the lines of
     ``vigente import``); a refused statement is named by its index."""
     try:
-        report = vg.import_lines(as_lines(body.statements), now=body.now)
+        report = vg.import_lines(as_lines(body.statements, exclude_unset=True), now=body.now)
     except ImportFileError as exc:
         raise _import_error(exc, "statements") from None
     return {
@@ -175,7 +180,7 @@ def decision(decision_id: str, vg: TenantStore) -> dict[str, Any]:
 def _new_version(body: m.DocumentVersionIn) -> Any:
     from vigente.evidence.documents import NewVersion
 
-    return NewVersion.from_dict(body.model_dump(exclude_unset=True))
+    return NewVersion.from_dict(body.model_dump())
 
 
 @router.get("/documents", response_model=m.DocumentVersionsOut, tags=["documents"])
