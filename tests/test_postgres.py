@@ -19,7 +19,9 @@ from psycopg import sql
 
 from vigente import StoreError, Vigente
 from vigente.cli import cli
-from vigente.store.postgres import MIGRATIONS, PostgresStore, redact
+from vigente.kernel.values import Scope
+from vigente.store.base import Timeline
+from vigente.store.postgres import MIGRATIONS, PostgresStore, _lock_key, redact
 
 NOW = "2026-09-29"
 DEPLOYMENT = Path(__file__).resolve().parent.parent / "docs" / "deployment.md"
@@ -245,3 +247,25 @@ def test_a_write_that_fails_on_the_server_fails_its_whole_transaction(postgres_u
             vg.record(f"{lineage}-other", 3, source="s", now=NOW, **day)
         assert vg.history(lineage) == [existing]
         assert vg.history(f"{lineage}-other") == []
+
+
+def test_lock_timelines_holds_every_lock_until_the_transaction_ends(postgres_url: str) -> None:
+    """The locks of a bulk write, taken in one statement, are the same advisory locks a single
+    writer of each timeline takes, and they last until the transaction ends."""
+    timelines = [Timeline("a", Scope(), "s"), Timeline("b", Scope.of({"env": "prod"}), "s")]
+    keys = [_lock_key("timeline", t.lineage, t.scope.key, t.source) for t in timelines]
+    free = _lock_key("timeline", "c", Scope().key, "s")
+
+    def try_lock(key: int) -> bool:
+        with psycopg.connect(postgres_url, autocommit=True) as other:
+            row = other.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
+            assert row is not None
+            return bool(row[0])
+
+    with Vigente.open(postgres_url) as vg:
+        with vg.store.transaction():
+            vg.store.lock_timelines(timelines)
+            vg.store.latest_knowledge_many(timelines)  # a read: the pipeline has sent the lock
+            assert [try_lock(key) for key in keys] == [False, False]
+            assert try_lock(free)
+        assert [try_lock(key) for key in keys] == [True, True]

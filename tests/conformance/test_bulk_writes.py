@@ -162,7 +162,7 @@ def test_close_versions_at_closes_each_at_its_own_knowledge_date(stored: Vigente
     closes = [
         (open_rows[2].version_id, at("2026-06-01")),
         (open_rows[0].version_id, at("2026-06-01T08:30:00+02:00")),
-        (open_rows[3].version_id, at("2026-06-01")),
+        (open_rows[3].version_id, at("2026-06-01T00:00:00Z")),  # the same moment, not a date
     ]
     with store.transaction():
         store.close_versions_at(closes)
