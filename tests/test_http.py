@@ -618,3 +618,81 @@ def test_a_data_folder_that_is_a_file_is_refused(tmp_path: Path) -> None:
     (tmp_path / "vigente.db").write_text("")
     with pytest.raises(StoreError, match="one SQLite file per tenant in a folder"):
         create_app(ServiceConfig(tmp_path / "vigente.db"))
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def test_vigente_serve_runs_uvicorn_on_a_data_folder(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+    import time
+
+    key_file = tmp_path / "admin.key"
+    key_file.write_text(ADMIN_KEY + "\n")
+    port = _free_port()
+    script = Path(sys.executable).with_name("vigente")
+    process = subprocess.Popen(
+        [
+            str(script),
+            "serve",
+            "--db",
+            str(tmp_path / "data"),
+            "--port",
+            str(port),
+            "--admin-key-file",
+            str(key_file),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as c:
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    if c.get("/v1/health").status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                assert process.poll() is None, process.stdout.read() if process.stdout else ""
+                assert time.monotonic() < deadline, "vigente serve did not start"
+                time.sleep(0.1)
+            assert (
+                c.post("/v1/admin/tenants", json={"name": "acme"}, headers=ADMIN).status_code == 201
+            )
+            token = c.post("/v1/admin/tenants/acme/keys", json={}, headers=ADMIN).json()["key"]
+            answer = c.post(
+                "/v1/ask",
+                headers={"Authorization": f"Bearer {token}"},
+                json={"lineage": "cdd", "valid_at": "2026-01-01"},
+            )
+            assert answer.json()["status"] == "missing"
+    finally:
+        process.terminate()
+        process.wait(30)
+        if process.stdout:
+            process.stdout.close()
+    assert (tmp_path / "data" / "tenants" / "acme.db").exists()
+
+
+def test_vigente_serve_refuses_a_sqlite_file_and_a_short_admin_key(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from vigente.cli import cli
+
+    (tmp_path / "one.db").write_text("")
+    result = CliRunner().invoke(cli, ["serve", "--db", str(tmp_path / "one.db")])
+    assert result.exit_code == 1
+    assert "Error: " in result.output and "one SQLite file per tenant" in result.output
+    (tmp_path / "short.key").write_text("abc")
+    result = CliRunner().invoke(
+        cli, ["serve", "--db", str(tmp_path / "d"), "--admin-key-file", str(tmp_path / "short.key")]
+    )
+    assert result.exit_code == 1 and "shorter than 16 characters" in result.output
