@@ -26,18 +26,21 @@ def _need_serve_extra() -> None:
 
 def _admin_key(path: Path | None) -> str | None:
     if path is None:
-        return os.environ.get("VIGENTE_ADMIN_KEY") or None
-    try:
-        key = path.read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError) as exc:
+        key = os.environ.get("VIGENTE_ADMIN_KEY") or None
+        where = "VIGENTE_ADMIN_KEY"
+    else:
+        try:
+            key = path.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InvalidInput(
+                f"cannot read the admin key file {path} ({exc}): give a UTF-8 text file "
+                "holding the key"
+            ) from None
+        where = str(path)
+    if key is not None and len(key) < 16:
         raise InvalidInput(
-            f"cannot read the admin key file {path} ({exc}): give a UTF-8 text file holding the key"
-        ) from None
-    if len(key) < 16:
-        raise InvalidInput(
-            f"the admin key in {path} is shorter than 16 characters: use a long "
-            "random key (e.g. `python -c 'import secrets; "
-            "print(secrets.token_urlsafe(32))'`)"
+            f"the admin key in {where} is shorter than 16 characters: use a long random key "
+            "(e.g. `python -c 'import secrets; print(secrets.token_urlsafe(32))'`)"
         )
     return key
 
