@@ -19,6 +19,7 @@ __all__ = ["MODULES", "Benchmark", "load"]
 MODULES: dict[str, str] = {
     "kernel": "vigente.bench.kernel",
     "retrieval": "vigente.bench.retrieval",
+    "runtime": "vigente.bench.runtime",
 }
 
 

@@ -91,6 +91,8 @@ class _Walk:
                         columns.append(key)
             rows = [[item.get(c) for c in columns] for item in items[:MAX_ROWS]]
             self.put(path, {"columns": columns, "rows": rows})
+            if any(c not in item for item in items[:MAX_ROWS] for c in columns):
+                self.notes.append(f"{path}: a null cell may stand for a field the row lacks")
             if len(items) > MAX_ROWS:
                 self.notes.append(f"{path}: first {MAX_ROWS} of {len(items)} rows kept; "
                                   "rehydrate the artifact for the rest")

@@ -12,7 +12,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vigente.errors import InvalidInput
+from vigente.errors import ImportFileError, InvalidInput
 from vigente.time import Instant, current_instant
 
 if TYPE_CHECKING:
@@ -54,7 +54,8 @@ def read_transcript(path: str | Path, *, trial: int | None = None) -> list[dict[
 def transcript_events(messages: list[dict[str, Any]], conversation: str, account: str, *,
                       model: str = "unknown", at: Instant | None = None
                       ) -> list[dict[str, Any]]:
-    """The event log lines of an OpenAI-format transcript."""
+    """The event log lines of an OpenAI-format transcript (each tagged ``_message`` with the
+    transcript message it came from)."""
     stamp = (at or current_instant()).isoformat()
     events: list[dict[str, Any]] = [
         {"event": "conversation", "id": conversation, "account": account, "at": stamp},
@@ -65,6 +66,7 @@ def transcript_events(messages: list[dict[str, Any]], conversation: str, account
     answered: dict[str, int] = defaultdict(int)  # call id -> results so far
     runs = 0
     for n, m in enumerate(messages, start=1):
+        first = len(events)
         role = m.get("role")
         content = m.get("content")
         text = content if isinstance(content, str) else (
@@ -105,9 +107,16 @@ def transcript_events(messages: list[dict[str, Any]], conversation: str, account
                            "content": text})
         else:
             raise InvalidInput(f"message {n}: unknown role {role!r}")
+        _tag(events, first, n)
     for e in events[1:]:
         e["conversation"] = conversation
     return events
+
+
+def _tag(events: list[dict[str, Any]], first: int, message: int) -> None:
+    """Remember which transcript message each event came from (for error messages)."""
+    for e in events[first:]:
+        e["_message"] = message
 
 
 def import_openai(rt: Runtime, path: str | Path, *, conversation: str, account: str,
@@ -118,4 +127,11 @@ def import_openai(rt: Runtime, path: str | Path, *, conversation: str, account: 
 
     events = transcript_events(read_transcript(path, trial=trial), conversation, account,
                                model=model, at=at)
-    return import_events(rt, [json.dumps(e, ensure_ascii=False) for e in events])
+    try:
+        return import_events(rt, [json.dumps({k: v for k, v in e.items() if k != "_message"},
+                                             ensure_ascii=False) for e in events])
+    except ImportFileError as exc:
+        origin = events[exc.line_number - 1].get("_message")
+        where = f"message {origin}" if origin else "the transcript's header"
+        reason = str(exc).split(": ", 1)[1]
+        raise InvalidInput(f"{where} of {path}: {reason}") from None

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import Any, ClassVar, Literal
 
 from vigente.time import Instant
 
@@ -384,7 +384,9 @@ _CLASSES: dict[str, type[Any]] = {
     for cls in (Participant, Branch, ModelRun, Message, ToolCall, ToolArtifact, ToolMemory,
                 UserMemory, SkillState, ContinuationCheckpoint, Promotion, Share, Link)
 }
-N = TypeVar("N")
+_NAMES: dict[str, frozenset[str]] = {
+    kind: frozenset(f.name for f in dataclasses.fields(cls)) for kind, cls in _CLASSES.items()
+}
 
 
 def _plain(value: Any) -> Any:
@@ -419,7 +421,7 @@ def from_record(record: RuntimeRecord) -> Any:
 
     cls = _CLASSES[record.kind]
     kwargs: dict[str, Any] = {}
-    names = {f.name for f in dataclasses.fields(cls)}
+    names = _NAMES[record.kind]
     for name, value in record.payload.items():
         if name not in names:
             continue  # a field a newer vigente wrote: ignored, never an error

@@ -19,6 +19,7 @@ from typing import Any
 
 import psycopg
 
+from vigente.errors import StoreError
 from vigente.runtime.records import Conversation, RuntimeRecord
 from vigente.time import Instant
 
@@ -265,8 +266,12 @@ class PostgresRuntime:
         return None  # blobs are rows: the transaction already kept or dropped them
 
     def runtime_compact(self) -> str:
-        with self._borrow() as conn:
-            for table in COMPACT_TABLES:  # names from a fixed list
-                conn.execute(f"VACUUM FULL {table}")
+        try:
+            with self._borrow() as conn:
+                for table in COMPACT_TABLES:  # names from a fixed list
+                    conn.execute(f"VACUUM FULL {table}")
+        except StoreError as exc:
+            return (f"rows deleted, but VACUUM FULL failed ({exc}); run it as the tables' "
+                    f"owner: VACUUM FULL {', '.join(COMPACT_TABLES)}")
         return ("rows deleted; VACUUM FULL rewrote the runtime tables into new files (WAL "
                 "segments, backups and replicas keep old bytes until they are recycled)")

@@ -89,20 +89,20 @@ SELECT_RECORDS = f"SELECT {_COLUMNS} FROM runtime_records"
 SELECT_ON_BRANCH = f"""
 SELECT {_COLUMNS} FROM runtime_records
  WHERE conversation_id = :c AND branch_id = :b AND participant_id = :p
-   AND known_from <= :k AND coalesce(anchor, seq) <= :upto
+   AND +known_from <= :k AND coalesce(anchor, seq) <= :upto
 UNION ALL
 SELECT {_COLUMNS} FROM runtime_records
  WHERE conversation_id = :c AND branch_id = :b AND visibility IN ('branch', 'conversation')
-   AND participant_id IS NOT :p AND known_from <= :k AND coalesce(anchor, seq) <= :upto"""
+   AND participant_id IS NOT :p AND +known_from <= :k AND coalesce(anchor, seq) <= :upto"""
 # Records of any branch visible to the whole conversation, and the shares and promotions that
 # name the participant (their targets are read next, by id).
 SELECT_REACHABLE = f"""
 SELECT {_COLUMNS} FROM runtime_records
- WHERE conversation_id = :c AND visibility = 'conversation' AND known_from <= :k
+ WHERE conversation_id = :c AND visibility = 'conversation' AND +known_from <= :k
 UNION ALL
 SELECT {_COLUMNS} FROM runtime_records
  WHERE conversation_id = :c AND branch_id IS NULL AND participant_id = :p
-   AND kind IN ('share', 'promotion') AND known_from <= :k"""
+   AND kind IN ('share', 'promotion') AND +known_from <= :k"""
 SELECT_LATEST = "SELECT MAX(known_from) FROM runtime_records WHERE conversation_id = ?"
 SELECT_RECORD_HOMES = """SELECT DISTINCT conversation_id, kind, record_id FROM runtime_records
     WHERE record_id = ?"""
@@ -197,7 +197,7 @@ class SQLiteRuntime:
         where = ["conversation_id = ?"]
         params: list[Any] = [conversation_id]
         if known_at is not None:
-            where.append("known_from <= ?")
+            where.append("+known_from <= ?")  # (+: never the index for it)
             params.append(known_at.micros)
         if kinds is not None:
             where.append(f"kind IN {_in(len(kinds))}")
