@@ -196,31 +196,36 @@ def _apply_round(store: Store, writes: Sequence[Write], offset: int) -> list[Wri
                                s.value_json, s.valid_from, s.valid_to, w.known_at,
                                s.closed_at)  # fmt: skip
             new_versions.append(s.stored)
-    closes: list[tuple[str, Instant]] = []
+    closes = [
+        (s.stored.version_id, changes[number].known_at)
+        for number, touched in enumerate(touched_by)
+        for s in touched
+        if s.write < 0 and s.stored is not None  # read from the store: closed by an update
+    ]
+    if closes:
+        store.close_versions_at(closes)
+    if new_versions:
+        store.append_versions(new_versions)
+
+    # The results, while a server backend stores the round (its writes are not waited for).
     results: list[WriteResult] = []
     for number in position:
         if number < 0:
             results.append(WriteResult(None, (), ()))
             continue
         known_at = changes[number].known_at
-        closed = []
-        for s in touched_by[number]:
-            assert s.stored is not None
-            if s.write < 0:  # read from the store: closed by an update
-                closes.append((s.stored.version_id, known_at))
-                closed.append(replace(s.stored, known_to=known_at))
-            else:  # appended by this round, and stored closed at known_at
-                closed.append(s.stored)
+        closed = [
+            # read from the store: closed now; appended by the round: stored closed already
+            replace(s.stored, known_to=known_at) if s.write < 0 else s.stored
+            for s in touched_by[number]
+            if s.stored is not None
+        ]
         appended = [
             s.stored if s.closed_at is None else replace(s.stored, known_to=None)
             for s in appended_by[number]
             if s.stored is not None
         ]
         results.append(WriteResult(write_ids[number], tuple(closed), tuple(appended)))
-    if closes:
-        store.close_versions_at(closes)
-    if new_versions:
-        store.append_versions(new_versions)
     return results
 
 

@@ -164,6 +164,16 @@ def _from_micros(column: str) -> str:
     )
 
 
+def _to_micros(value: str) -> str:
+    # Whole days since the epoch, and the microseconds of the time of day (a time's epoch is
+    # below 86,400 s: exact once rounded, whatever the server's type for it).
+    utc = f"(({value}) AT TIME ZONE 'UTC')"
+    return (
+        f"({utc}::date - date '1970-01-01')::bigint * 86400000000"
+        f" + round(extract(epoch FROM {utc}::time) * 1000000)::bigint"
+    )
+
+
 LOCK_MANY = "SELECT pg_advisory_xact_lock(key) FROM unnest(%b::bigint[]) AS t(key)"
 SELECT_SUBJECTS = """SELECT r.i, s.subject_id
     FROM unnest(%b::text[], %b::text[]) WITH ORDINALITY AS r(lineage, scope_key, i)
@@ -190,8 +200,11 @@ SELECT_LATEST_KNOWLEDGE_MANY = """SELECT r.i, w.known_at, w.date_flags
         SELECT known_at, date_flags FROM writes
          WHERE subject_id = s.subject_id AND source = r.source
          ORDER BY known_at DESC, write_id DESC LIMIT 1) w"""
-# The open snapshots of each timeline over each period (versions_open), request by request.
-SELECT_CURRENT_OVERLAPPING_MANY = f"""SELECT r.i, {_VERSION_COLUMNS}
+# The open snapshots of each timeline over each period (versions_open), request by request,
+# their instants as microseconds (cheaper to read than timestamps).
+SELECT_CURRENT_OVERLAPPING_MANY = f"""SELECT r.i, v.version_id, s.lineage, s.scope_key, v.source,
+           v.value, {_to_micros("lower(v.valid)")}, {_to_micros("upper(v.valid)")},
+           {_to_micros("v.known_from")}, v.date_flags
     FROM unnest(%b::text[], %b::text[], %b::text[], %b::bigint[], %b::bigint[])
          WITH ORDINALITY AS r(lineage, scope_key, source, valid_from, valid_to, i)
     JOIN subjects s ON s.lineage = r.lineage AND s.scope_key = r.scope_key
@@ -713,8 +726,16 @@ class PostgresStore(PostgresRecords, PostgresRetrieval, PostgresRuntime, Store):
         )
         found: list[list[Version]] = [[] for _ in requests]
         scopes = self._scopes
-        for row in self._fetch(SELECT_CURRENT_OVERLAPPING_MANY, params):
-            found[int(row[0]) - 1].append(_version(row[1:], scopes))
+        rows = self._fetch(SELECT_CURRENT_OVERLAPPING_MANY, params)
+        for i, version_id, lineage, scope_key, source, value, vf, vt, kf, flags in rows:
+            scope = scopes.get(scope_key)
+            if scope is None:
+                scope = scopes[scope_key] = Scope.from_key(scope_key)
+            found[i - 1].append(Version(
+                version_id, lineage, scope, source, value, Instant(vf, bool(flags & _VF)),
+                None if vt is None else Instant(vt, bool(flags & _VT)),
+                Instant(kf, bool(flags & _KF)), None,
+            ))  # fmt: skip
         return found
 
     def append_versions(self, versions: Sequence[Version]) -> None:
