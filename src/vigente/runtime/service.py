@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -96,6 +97,30 @@ def _names(name: str, values: Sequence[str] | None) -> tuple[str, ...]:
     return tuple(values)
 
 
+class _Unit:
+    """What one runtime transaction has written, so that an import into a conversation it
+    created answers its own look-ups without asking the database again."""
+
+    def __init__(self) -> None:
+        self.fresh: set[str] = set()  # conversations created in this transaction
+        self.conversations: set[str] = set()  # conversations known to exist
+        self.latest: dict[str, Instant | None] = {}
+        self.by_id: dict[tuple[str, str], list[RuntimeRecord]] = {}
+        self.by_target: dict[tuple[str, str], list[RuntimeRecord]] = {}
+        self.by_run: dict[tuple[str, str], list[RuntimeRecord]] = {}
+
+    def add(self, record: RuntimeRecord) -> None:
+        c = record.conversation_id
+        self.by_id.setdefault((c, record.record_id), []).append(record)
+        if record.target_id is not None:
+            self.by_target.setdefault((c, record.target_id), []).append(record)
+        if record.run_id is not None:
+            self.by_run.setdefault((c, record.run_id), []).append(record)
+        latest = self.latest.get(c)
+        if c in self.latest and (latest is None or record.known_from > latest):
+            self.latest[c] = record.known_from
+
+
 class Runtime(RuntimeReads):
     """The agent runtime graph over one :class:`Store` (composed by ``Vigente.runtime``).
 
@@ -113,6 +138,7 @@ class Runtime(RuntimeReads):
         self.inline_limit = inline_limit
         self.stale_after = {**DEFAULT_STALE_AFTER, **(stale_after or {})}
         self.extractor: Extractor = extractor or DefaultExtractor()
+        self._local = threading.local()
 
     # -- plumbing --------------------------------------------------------------------------
     def instant(self, value: TimeLike) -> Instant:
@@ -123,13 +149,45 @@ class Runtime(RuntimeReads):
     @contextmanager
     def transaction(self) -> Iterator[None]:
         """One atomic unit of runtime writes (blobs written for a unit that fails are removed)."""
+        if getattr(self._local, "unit", None) is not None:
+            with self.store.transaction():
+                yield
+            return
+        self._local.unit = _Unit()
         try:
             with self.store.transaction():
                 yield
         except BaseException:
             self.store.end_runtime_blobs(False)
             raise
+        finally:
+            self._local.unit = None
         self.store.end_runtime_blobs(True)
+
+    def _unit(self) -> _Unit | None:
+        unit: _Unit | None = getattr(self._local, "unit", None)
+        return unit
+
+    def _find(self, conversation: str, kinds: Sequence[str], *,
+              record_ids: Sequence[str] | None = None, target_ids: Sequence[str] | None = None,
+              run: str | None = None) -> list[RuntimeRecord]:
+        """Records by id, by target or by run, in ``seq`` order (answered from the unit's own
+        writes for a conversation it created)."""
+        unit = self._unit()
+        if unit is not None and conversation in unit.fresh:
+            found: dict[int, RuntimeRecord] = {}
+            for index, keys in ((unit.by_id, record_ids), (unit.by_target, target_ids),
+                                (unit.by_run, [run] if run is not None else None)):
+                for key in keys or ():
+                    for r in index.get((conversation, key), ()):
+                        if r.kind in kinds:
+                            found[r.seq] = r
+            return [found[seq] for seq in sorted(found)]
+        if run is not None:
+            return [r for r in self.store.runtime_records(conversation, kinds=kinds)
+                    if r.run_id == run]
+        return self.store.runtime_records(conversation, kinds=kinds, record_ids=record_ids,
+                                          target_ids=target_ids)
 
     def _known(self, conversation: str, at: TimeLike | None) -> Instant:
         now = current_instant()
@@ -137,7 +195,13 @@ class Runtime(RuntimeReads):
         if k > now and not k.same_moment(now):
             raise FutureKnowledgeError(
                 f"at {k} is after now ({now}): a record cannot become known in the future")
-        latest = self.store.runtime_latest_knowledge(conversation)
+        unit = self._unit()
+        if unit is not None and conversation in unit.latest:
+            latest = unit.latest[conversation]
+        else:
+            latest = self.store.runtime_latest_knowledge(conversation)
+            if unit is not None:
+                unit.latest[conversation] = latest
         if latest is not None and k < latest:
             raise HistoryRewriteError(
                 f"conversation {conversation!r} already holds records known on {latest}; a "
@@ -147,12 +211,17 @@ class Runtime(RuntimeReads):
     def _append(self, *nodes: Node) -> list[RuntimeRecord]:
         records = [to_record(n) for n in nodes]
         seqs = self.store.append_runtime_records(records)
-        return [RuntimeRecord(**{**_fields(r), "seq": s}) for r, s in zip(records, seqs,
-                                                                           strict=True)]
+        stored = [RuntimeRecord(**{**_fields(r), "seq": s}) for r, s in zip(records, seqs,
+                                                                             strict=True)]
+        unit = self._unit()
+        if unit is not None:
+            for r in stored:
+                unit.add(r)
+        return stored
 
     def _one(self, conversation: str, kinds: Sequence[str], record_id: str, what: str,
              hint: str) -> RuntimeRecord:
-        found = self.store.runtime_records(conversation, kinds=kinds, record_ids=[record_id])
+        found = self._find(conversation, kinds, record_ids=[record_id])
         if found:
             return found[-1]
         homes = [c for c, kind in self.store.runtime_record_homes(record_id)
@@ -167,17 +236,20 @@ class Runtime(RuntimeReads):
     def _absent(self, conversation: str, kinds: Sequence[str], record_id: str, what: str
                 ) -> str:
         check_name(f"{what} id", record_id)
-        if self.store.runtime_records(conversation, kinds=kinds, record_ids=[record_id]):
+        if self._find(conversation, kinds, record_ids=[record_id]):
             raise InvalidInput(f"{what} {record_id!r} already exists in conversation "
                                f"{conversation!r}: ids are unique; use a new id")
         return record_id
 
-    def _conversation(self, conversation: str) -> Conversation:
-        found = self.store.runtime_conversations(ids=[conversation])
-        if not found:
+    def _conversation(self, conversation: str) -> None:
+        unit = self._unit()
+        if unit is not None and conversation in unit.conversations:
+            return
+        if not self.store.runtime_conversations(ids=[conversation]):
             raise InvalidInput(f"unknown conversation {conversation!r}: open it first "
                                "(a `conversation` event)")
-        return found[0]
+        if unit is not None:
+            unit.conversations.add(conversation)
 
     def _run(self, conversation: str, run: str) -> ModelRun:
         node: ModelRun = from_record(self._one(conversation, ["run"], run, "run",
@@ -197,6 +269,11 @@ class Runtime(RuntimeReads):
             node = Conversation(conversation, account, self._known(conversation, at),
                                 None if title is None else _text("title", title))
             self.store.append_runtime_conversation(node)
+            unit = self._unit()
+            if unit is not None:
+                unit.fresh.add(conversation)
+                unit.conversations.add(conversation)
+                unit.latest[conversation] = node.known_from
         return node
 
     def add_participant(self, conversation: str, participant: str, *, model: str,
@@ -318,8 +395,7 @@ class Runtime(RuntimeReads):
         _choice("privacy", privacy, PRIVACY)
         _choice("visibility", visibility, VISIBILITY)
         with self.transaction():
-            found = self.store.runtime_records(conversation, kinds=["tool_call"],
-                                               record_ids=[call])
+            found = self._find(conversation, ["tool_call"], record_ids=[call])
             if not found:
                 self._one(conversation, ["tool_call"], call, "call id",
                           "record the tool_call before its result")
@@ -327,8 +403,8 @@ class Runtime(RuntimeReads):
             if branch is not None and branch != the_call.branch_id:
                 raise InvalidInput(f"call {call!r} was made on branch {the_call.branch_id!r}: a "
                                    f"result on branch {branch!r} cannot answer it")
-            earlier = [from_record(r) for r in self.store.runtime_records(
-                conversation, kinds=["artifact"], target_ids=[call])]
+            earlier = [from_record(r) for r in self._find(conversation, ["artifact"],
+                                                          target_ids=[call])]
             if earlier and earlier[-1].status in _FINAL:
                 raise InvalidInput(f"call {call!r} already has a {earlier[-1].status} result: a "
                                    "call gets one final result (a deferred or pending one may "
@@ -341,10 +417,8 @@ class Runtime(RuntimeReads):
             result_bytes, result_encoding = raw_bytes(content)
             arg_ref = self._keep(conversation, arg_bytes, arg_encoding)
             result_ref = self._keep(conversation, result_bytes, result_encoding)
-            skills = self.store.runtime_records(conversation, kinds=["skill_state"],
-                                                record_ids=None, target_ids=None)
-            active = next((tuple(r.payload.get("skills", ())) for r in reversed(skills)
-                           if r.run_id == run.id), ())
+            skills = self._find(conversation, ["skill_state"], run=run.id)
+            active = tuple(skills[-1].payload.get("skills", ())) if skills else ()
             node = ToolArtifact(
                 conversation, call if not earlier else f"{call}@{len(earlier) + 1}", k, call,
                 run.id, run.branch_id, run.participant_id, the_call.name, status, arg_ref,
@@ -491,8 +565,8 @@ class Runtime(RuntimeReads):
         )
 
     def _source(self, conversation: str, source: str, kind: str) -> RuntimeRecord:
-        found = self.store.runtime_records(
-            conversation, kinds=["artifact", "tool_call", "memory", "user_memory", "message"],
+        found = self._find(
+            conversation, ["artifact", "tool_call", "memory", "user_memory", "message"],
             record_ids=[source])
         if not found:
             self._one(conversation, ["artifact", "tool_call", "memory", "user_memory",
@@ -507,8 +581,7 @@ class Runtime(RuntimeReads):
                     "user's own messages only (record a tool memory instead)")
             return record
         if "tool_call" in by_kind and "artifact" not in by_kind:
-            artifacts = self.store.runtime_records(conversation, kinds=["artifact"],
-                                                   target_ids=[source])
+            artifacts = self._find(conversation, ["artifact"], target_ids=[source])
             if artifacts:
                 return artifacts[-1]
         return (by_kind.get("artifact") or by_kind.get("tool_call") or by_kind.get("memory")
@@ -521,9 +594,9 @@ class Runtime(RuntimeReads):
         ids = [f"{r.record_id}#memory" for r in resolved if r.kind == "artifact"]
         if not ids:
             return ()
-        found = self.store.runtime_records(conversation, kinds=["memory"], record_ids=ids)
-        replaced = {r.target_id for r in self.store.runtime_records(
-            conversation, kinds=["link"], target_ids=[r.record_id for r in found])
+        found = self._find(conversation, ["memory"], record_ids=ids)
+        replaced = {r.target_id for r in self._find(
+            conversation, ["link"], target_ids=[r.record_id for r in found])
             if r.payload["relation"] == "supersedes"}
         return tuple(r.record_id for r in found
                      if r.record_id not in given and r.record_id not in replaced)
@@ -536,11 +609,9 @@ class Runtime(RuntimeReads):
         with self.transaction():
             owner = self._run(conversation, run)
             if state_id is None:
-                count = len(self.store.runtime_records(conversation, kinds=["skill_state"],
-                                                       record_ids=[run]))
+                count = len(self._find(conversation, ["skill_state"], record_ids=[run]))
                 state_id = run if not count else f"{run}@{count + 1}"
-                while self.store.runtime_records(conversation, kinds=["skill_state"],
-                                                 record_ids=[state_id]):
+                while self._find(conversation, ["skill_state"], record_ids=[state_id]):
                     count += 1
                     state_id = f"{run}@{count + 1}"
             self._absent(conversation, ["skill_state"], state_id, "skill state")
@@ -586,8 +657,8 @@ class Runtime(RuntimeReads):
                                        "makes the child's own records visible")
                 nodes.append(Promotion(conversation, f"{ref}~{parent.id}~{as_}", k, run, ref,
                                        parent.participant_id, as_, parent.id))
-            nodes = [n for n in nodes if not self.store.runtime_records(
-                conversation, kinds=["promotion"], record_ids=[n.id])]
+            nodes = [n for n in nodes
+                     if not self._find(conversation, ["promotion"], record_ids=[n.id])]
             self._append(*nodes)
         return nodes
 
@@ -612,8 +683,7 @@ class Runtime(RuntimeReads):
                 self._one(conversation, ["participant"], p, "participant",
                           "share with a recorded participant")
                 share = Share(conversation, f"{ref}~{p}", k, ref, p)
-                if not self.store.runtime_records(conversation, kinds=["share"],
-                                                  record_ids=[share.id]):
+                if not self._find(conversation, ["share"], record_ids=[share.id]):
                     nodes.append(share)
             self._append(*nodes)
         return nodes
