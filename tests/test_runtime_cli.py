@@ -42,6 +42,9 @@ def test_import_show_transcript_and_artifact(tmp_path: Path, log: Path) -> None:
     assert "m3" not in {r["id"] for r in json.loads(out)["records"]}
     code, out = run(db, "runtime", "show", "trip-42")
     assert code == 0 and "t1#memory" in out
+    code, out = run(db, "runtime", "show", "--json")
+    assert json.loads(out)["conversations"][0]["account"] == "acct-demo"
+    assert run(db, "runtime", "show")[1].startswith("trip-42  account acct-demo")
     code, out = run(db, "runtime", "transcript", "trip-42", "--branch", "other")
     assert out.splitlines() == ["[system] You book trains.",
                                 "[user] Trains from Turin to Milan tomorrow?",

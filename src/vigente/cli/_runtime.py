@@ -100,15 +100,27 @@ def _print_graph(graph: Graph) -> None:
 
 
 @runtime.command()
-@click.argument("conversation")
+@click.argument("conversation", required=False)
 @click.option("--branch", help="Only this branch and what it inherits.")
 @click.option("--known-at", metavar="DATE", help="The graph as known then (default: now).")
+@click.option("--account", help="Without CONVERSATION: only this account's conversations.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.pass_context
-def show(ctx: click.Context, conversation: str, branch: str | None, known_at: str | None,
-         as_json: bool) -> None:
-    """The graph of a CONVERSATION: branches, runs, calls, artifacts, memories and links."""
-    graph = open_store(ctx).runtime.graph(conversation, known_at=known_at, branch=branch)
+def show(ctx: click.Context, conversation: str | None, branch: str | None,
+         known_at: str | None, account: str | None, as_json: bool) -> None:
+    """The graph of a CONVERSATION: branches, runs, calls, artifacts, memories and links
+    (without one: the conversations the store holds)."""
+    rt = open_store(ctx).runtime
+    if conversation is None:
+        rows = [{"id": c.id, "account": c.account, "title": c.title,
+                 "known_from": c.known_from.isoformat()} for c in rt.conversations(account)]
+        if as_json:
+            _emit({"conversations": rows})
+        for row in [] if as_json else rows:
+            click.echo(f"{row['id']}  account {row['account']}  since {row['known_from']}"
+                       + (f"  {row['title']}" if row["title"] else ""))
+        return
+    graph = rt.graph(conversation, known_at=known_at, branch=branch)
     if as_json:
         _emit(graph.as_dict())
     else:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from vigente.errors import InvalidInput
 from vigente.runtime.records import (
     Branch,
+    ContentRef,
     Conversation,
     Message,
     ModelRun,
@@ -337,10 +338,15 @@ class RuntimeReads:
                                f"{conversation!r}: artifacts share their call's id")
         return [from_record(r) for r in found]
 
+    def content(self, conversation: str, ref: ContentRef) -> bytes | None:
+        """The raw bytes a :class:`ContentRef` of ``conversation`` names (inline or from the
+        blob store), or ``None`` when retention erased them."""
+        return self.store.runtime_content(conversation, ref.sha256)
+
     def artifact_content(self, artifact: ToolArtifact, *, part: str = "result") -> bytes:
         """The raw bytes kept for an artifact's ``result`` or ``arguments``."""
         ref = artifact.result_ref if part == "result" else artifact.arguments_ref
-        data = self.store.runtime_content(artifact.conversation_id, ref.sha256)
+        data = self.content(artifact.conversation_id, ref)
         if data is None:
             raise InvalidInput(f"the raw {part} of artifact {artifact.id!r} was erased by "
                                f"retention; its sha256 {ref.sha256} and size ({ref.bytes} "
