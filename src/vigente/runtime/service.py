@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vigente.errors import FutureKnowledgeError, HistoryRewriteError, InvalidInput
-from vigente.kernel.values import check_name
+from vigente.kernel.values import Scope, check_name
 from vigente.runtime.content import INLINE_LIMIT, raw_bytes, reference
 from vigente.runtime.extract import DefaultExtractor, Extractor
 from vigente.runtime.reader import RuntimeReads
@@ -68,6 +68,7 @@ DEFAULT_STALE_AFTER: dict[str, _dt.timedelta | None] = {
     "permanent": None,
 }
 _FINAL = ("succeeded", "failed")
+_NO_SCOPE = Scope.of(None)
 _REFERABLE = ("message", "run", "tool_call", "artifact", "memory", "user_memory",
               "skill_state", "checkpoint")
 
@@ -190,6 +191,9 @@ class Runtime(RuntimeReads):
                                           target_ids=target_ids)
 
     def _known(self, conversation: str, at: TimeLike | None) -> Instant:
+        # Writers of one conversation are serialised (an advisory lock on PostgreSQL, the
+        # database's write lock on SQLite), so the knowledge check below cannot race.
+        self.store.lock_timeline(f"runtime/{conversation}", _NO_SCOPE, "runtime")
         now = current_instant()
         k = now if at is None else self.instant(at)
         if k > now and not k.same_moment(now):
