@@ -4,10 +4,11 @@ candidate read as the conversation grows.
 * events/s: an event log of agent turns (message, run, call, JSON result of ~1 KiB with its
   derived memory) imported through ``vg.runtime.import_events`` (validation included);
 * artifact bytes/s: tool results of 256 KiB (the blob store) recorded one call each;
-* candidates: a conversation of N artifacts owned by other participants (10,000 and 100,000 by
-  default) plus a fixed set of the measured participant's own; the p50 of
-  ``vg.runtime.candidates`` for that participant, and of reading the whole conversation's
-  records (what a transcript-style scan pays), side by side in one run.
+* candidates: one conversation per size, each with N artifacts owned by other participants
+  (10,000 and 100,000 by default) plus the same 50 turns of the measured participant, in one
+  database; the p50 of ``vg.runtime.candidates`` for that participant, read in turns (one read
+  of each conversation per round, so noise falls on every size alike), beside reading the
+  whole conversation's records (what a transcript-style scan pays).
 """
 
 from __future__ import annotations
@@ -83,23 +84,28 @@ def _artifact_bytes(vg: Vigente, count: int, size: int) -> dict[str, Any]:
             "artifact_mb_per_s": round(count * size / seconds / 1e6, 1)}
 
 
-def _read(vg: Vigente, reads: int) -> dict[str, float]:
+def _read(vg: Vigente, conversations: dict[int, str], reads: int) -> list[dict[str, Any]]:
+    """Read each conversation's candidates in turns (one read of each per round), so that the
+    machine's noise falls on every size alike; then a few whole-conversation scans of each."""
     rt = vg.runtime
-    own = [0.0] * reads
-    scan = [0.0] * 3  # the linear baseline: a few reads are enough
-    for i in range(reads):
-        start = time.perf_counter_ns()
-        c = rt.candidates(C, "main", "agent")
-        own[i] = (time.perf_counter_ns() - start) / 1e6
-        assert c.records
-    for i in range(len(scan)):
-        start = time.perf_counter_ns()
-        vg.store.runtime_records(C)
-        scan[i] = (time.perf_counter_ns() - start) / 1e6
-    return {"candidates_p50_ms": round(percentile(own, 50), 3),
-            "candidates_p99_ms": round(percentile(own, 99), 3),
-            "candidates_returned": len(c.records),
-            "scan_p50_ms": round(percentile(scan, 50), 2)}
+    own: dict[int, list[float]] = {size: [] for size in conversations}
+    scan: dict[int, list[float]] = {size: [] for size in conversations}
+    returned: dict[int, int] = {}
+    for _ in range(reads):
+        for size, c in conversations.items():
+            start = time.perf_counter_ns()
+            found = rt.candidates(c, "main", "agent")
+            own[size].append((time.perf_counter_ns() - start) / 1e6)
+            returned[size] = len(found.records)
+    for _ in range(3):  # the linear baseline: a few reads are enough
+        for size, c in conversations.items():
+            start = time.perf_counter_ns()
+            vg.store.runtime_records(c)
+            scan[size].append((time.perf_counter_ns() - start) / 1e6)
+    return [{"artifacts": size, "candidates_p50_ms": round(percentile(own[size], 50), 3),
+             "candidates_p99_ms": round(percentile(own[size], 99), 3),
+             "candidates_returned": returned[size],
+             "scan_p50_ms": round(percentile(scan[size], 50), 2)} for size in conversations]
 
 
 def _positive(text: str) -> int:
@@ -139,18 +145,15 @@ class RuntimeBenchmark:
                 figures.update(_ingest(vg, args.turns, args.seed))
                 log.print(f"artifacts: {args.artifacts} x {args.artifact_kib} KiB")
                 figures.update(_artifact_bytes(vg, args.artifacts, args.artifact_kib * 1024))
-                vg.runtime.import_events(_turn_events(args.own, args.seed + 1))
+                conversations: dict[int, str] = {}
+                for size in sorted(set(args.sizes)):
+                    c = conversations[size] = f"bench-{size}"
+                    log.print(f"conversation {c}: {args.own} own turns, {size:,} other artifacts")
+                    vg.runtime.import_events(_turn_events(args.own, args.seed + 1, c))
+                    _background_range(vg, c, size)
+                backend.settle(url)
                 figures["own_turns"] = args.own
-                done = 0
-                figures["reads"] = []
-                for size in sorted(args.sizes):
-                    log.print(f"background to {size:,} artifacts")
-                    _background_from(vg, done, size)
-                    done = size
-                    backend.settle(url)
-                    row = {"artifacts": size + args.own,
-                           **_read(vg, args.reads)}
-                    figures["reads"].append(row)
+                figures["reads"] = _read(vg, conversations, args.reads)
             backend.discard(url)
         finally:
             backend.close()
@@ -182,30 +185,26 @@ class RuntimeBenchmark:
                           f"x, scan {figures['scan_growth']}x")
 
 
-def _background_from(vg: Vigente, done: int, size: int) -> None:
-    if size > done:
-        _background_range(vg, done, size)
-
-
-def _background_range(vg: Vigente, start: int, end: int) -> None:
-    """Artifacts (and their calls) of 50 other participants, appended as records in bulk
-    through the Store contract: the fixture of the read measurement, not a measured path."""
+def _background_range(vg: Vigente, conversation: str, count: int) -> None:
+    """``count`` artifacts (and their calls) of 50 other participants, appended as records in
+    bulk through the Store contract: the fixture of the read measurement, not a measured
+    path."""
     store = vg.store
     k = parse_instant("2026-10-02T00:00:00Z")
     data, encoding = raw_bytes({"rows": [[1, "a"], [2, "b"]]})
     ref = reference(data, encoding, 1 << 20)
     with store.transaction():
-        store.put_runtime_content(C, ref.sha256, data, inline=True)
+        store.put_runtime_content(conversation, ref.sha256, data, inline=True)
     batch = 5000
-    for first in range(start, end, batch):
+    for first in range(0, count, batch):
         records: list[RuntimeRecord] = []
-        for n in range(first, min(first + batch, end)):
+        for n in range(first, min(first + batch, count)):
             owner = f"other{n % 50}"
-            records.append(to_record(ToolCall(C, f"bg{n}", k, "bgrun", "main", owner, "lookup",
-                                              {"n": n})))
+            records.append(to_record(ToolCall(conversation, f"bg{n}", k, "bgrun", "main", owner,
+                                              "lookup", {"n": n})))
             records.append(to_record(ToolArtifact(
-                C, f"bg{n}", k, f"bg{n}", "bgrun", "main", owner, "lookup", "succeeded", ref,
-                ref, 0, "chat")))
+                conversation, f"bg{n}", k, f"bg{n}", "bgrun", "main", owner, "lookup",
+                "succeeded", ref, ref, 0, "chat")))
         with store.transaction():
             store.append_runtime_records(records)
 
