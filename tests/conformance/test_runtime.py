@@ -161,6 +161,17 @@ def test_subagent_records_stay_the_childs_until_promoted(trip: Vigente) -> None:
         rt.promote(C, "r1", ["t1"])
 
 
+def test_conversation_visibility_reaches_every_branch(trip: Vigente) -> None:
+    rt = trip.runtime
+    rt.record_tool_call(C, "t5", run="r1", name="upload", arguments={},
+                        at="2026-10-05T09:00:00Z")
+    rt.record_tool_result(C, "t5", status="succeeded", content={"file_id": "file-77"},
+                          visibility="conversation", at="2026-10-05T09:00:00Z")
+    other = {c.node.id: c.reach for c in rt.candidates(C, "other", "agent").records
+             if c.node.KIND == "artifact"}
+    assert other == {"t1": "own", "t2": "own", "t5": "conversation"}  # t5: after the fork
+
+
 def test_audit_visibility_never_reaches_a_model(trip: Vigente) -> None:
     rt = trip.runtime
     rt.record_tool_call(C, "t9", run="r1", name="log", arguments={}, at="2026-10-05T09:00:00Z")

@@ -167,7 +167,6 @@ class RuntimeReads:
         k = self._at(known_at)
         chain = self.ancestry(conversation, branch, known_at=k)
         rows: dict[int, tuple[RuntimeRecord, str]] = {}
-        on_branch = {b for b, _ in chain}
         for b, upto in chain:
             for r in self.store.runtime_branch_records(conversation, b, upto, participant, k):
                 rows[r.seq] = (r, "own" if r.participant_id == participant else "branch")
@@ -176,7 +175,7 @@ class RuntimeReads:
             if r.kind in ("share", "promotion"):
                 assert r.target_id is not None
                 grants[r.target_id] = "shared" if r.kind == "share" else "promoted"
-            elif r.seq not in rows and (r.branch_id is None or r.branch_id not in on_branch):
+            elif r.seq not in rows:  # visible to every branch, fork points regardless
                 rows[r.seq] = (r, "conversation")
         if grants:
             for r in self.store.runtime_records(conversation, record_ids=list(grants),
