@@ -89,3 +89,16 @@ def test_a_store_indexed_before_fields_existed_gets_them_at_the_next_search(
         vg.retrieval.index(embed=False, rechunk=True)  # a rebuilt index has them too
         assert vg.search("Circular 12/2025", valid_at="2025-04-01", now=NOW,
                          mode="lexical").hits[0].matched_field == "reference"
+
+
+def test_only_fields_long_enough_to_match_strongly_are_kept_when_passages_fill_the_list() -> None:
+    from vigente.retrieval.fields import could_be_strong
+    from vigente.retrieval.records import FieldMatch
+
+    query = field_terms("one two three four five six seven eight nine ten")
+    matches = [FieldMatch(1, "title", "one two three"),  # 3 words: at most 0.3
+               FieldMatch(2, "title", "one two three four five six seven eight"),
+               FieldMatch(3, "title", "one two three four five"),  # 5 + 3 words together
+               FieldMatch(3, "reference", "six seven eight")]
+    assert [(m.claim_id, m.field) for m in could_be_strong(query, matches)] == [
+        (2, "title"), (3, "title"), (3, "reference")]

@@ -40,6 +40,7 @@ __all__ = [
     "OTHER_ORDER",
     "STRONG",
     "close_words",
+    "could_be_strong",
     "field_scores",
     "field_similarity",
     "rank_with_fields",
@@ -136,6 +137,17 @@ def _similarity(query: tuple[str, ...], search_text: str) -> float:
     # The versions of a document mostly share their title, and a search scores the same
     # fields for its ranking and for its relevance-only baseline: each text is scored once.
     return field_similarity(query, search_text.split())
+
+
+def could_be_strong(query: Sequence[str], matches: Sequence[FieldMatch]) -> list[FieldMatch]:
+    """The matches of claims whose fields have enough words to score :data:`STRONG` against
+    ``query`` (a field of ``n`` words scores at most ``n / len(query)``): when the passage
+    matches fill the list, only those can change it, and a long question skips the rest."""
+    least = STRONG * len(set(query))
+    words: dict[int, int] = {}
+    for match in matches:
+        words[match.claim_id] = words.get(match.claim_id, 0) + match.search_text.count(" ") + 1
+    return [m for m in matches if words[m.claim_id] >= least]
 
 
 def rank_with_fields(

@@ -27,7 +27,7 @@ from vigente.kernel.versions import Version, admissibility
 from vigente.retrieval.dates import QueryDate
 from vigente.retrieval.dates import date_from_query as _date_from_query
 from vigente.retrieval.embed import Embedder, builtin_embedder, embedding_available
-from vigente.retrieval.fields import field_scores, rank_with_fields
+from vigente.retrieval.fields import could_be_strong, field_scores, rank_with_fields
 from vigente.retrieval.hits import HitBuilder, Ranked, value_text
 from vigente.retrieval.records import (
     Candidate,
@@ -324,6 +324,8 @@ class Retrieval:
         matches = (store.search_fields(fields, replace(query, limit=max(query.limit,
                                                                         FIELD_CANDIDATES)))
                    if fields else [])
+        if len(body) >= query.limit:
+            matches = could_be_strong(fields, matches)  # weaker ones would fall off the list
         if not matches:
             return body, set()
         return rank_with_fields(body, field_scores(fields, matches), store.first_passages,
