@@ -44,9 +44,9 @@ from vigente.time import Instant, TimeLike, current_instant, parse_instant, to_i
 
 if TYPE_CHECKING:
     from vigente.evidence.review import ReviewQueue
-    from vigente.runtime import Runtime
     from vigente.retrieval import Retrieval, SearchResult
     from vigente.retrieval.search import Mode
+    from vigente.runtime import Runtime
 
 __all__ = ["ImportReport", "ScopeLike", "Vigente"]
 

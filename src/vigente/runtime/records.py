@@ -11,6 +11,7 @@ convert to and from it.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
@@ -415,10 +416,16 @@ def to_record(node: Node) -> RuntimeRecord:
                          seq=node.seq, **columns)
 
 
-def from_record(record: RuntimeRecord) -> Any:
-    """The typed node of a stored row."""
+@functools.lru_cache(maxsize=4096)
+def _payload_instant(text: str) -> Instant:
+    """An instant written by :func:`_plain` (immutable, and the same few recur)."""
     from vigente.time import parse_instant
 
+    return parse_instant(text)
+
+
+def from_record(record: RuntimeRecord) -> Any:
+    """The typed node of a stored row."""
     cls = _CLASSES[record.kind]
     kwargs: dict[str, Any] = {}
     names = _NAMES[record.kind]
@@ -426,7 +433,7 @@ def from_record(record: RuntimeRecord) -> Any:
         if name not in names:
             continue  # a field a newer vigente wrote: ignored, never an error
         if name in _INSTANTS and value is not None:
-            value = parse_instant(value)
+            value = _payload_instant(value)
         elif name in _REFS:
             value = ContentRef.from_dict(value)
         elif isinstance(value, list):

@@ -26,7 +26,6 @@ from vigente.kernel.versions import PrecedenceRule, Version, admissibility
 from vigente.time import Instant, Interval
 
 if TYPE_CHECKING:
-    from vigente.runtime.records import Conversation, RuntimeRecord
     from vigente.retrieval.records import (
         Candidate,
         CandidateQuery,
@@ -34,6 +33,7 @@ if TYPE_CHECKING:
         PassageRecord,
         RetrievalStats,
     )
+    from vigente.runtime.records import Conversation, RuntimeRecord
 
 __all__ = ["Store", "Timeline", "Write"]
 
