@@ -321,6 +321,16 @@ def test_tenant_a_cannot_read_search_or_change_tenant_b(service: Service) -> Non
     )
     assert "unknown source" in _error(stale_check, 400, "invalid_input")
 
+    checked = c.post(
+        "/v1/verify",
+        headers=b,
+        json={
+            "answer": "The limit is 80 MB.",
+            "ask": {"lineage": "svc/upload-limit-mb", "valid_at": "2026-09-20"},
+        },
+    )
+    assert checked.json()["status"] == "missing" and checked.json()["passed"] is False
+
     # Changes: beta's retractions, reviews and successors cannot touch alpha's data.
     retract = c.post(
         "/v1/statements",
@@ -696,3 +706,67 @@ def test_vigente_serve_refuses_a_sqlite_file_and_a_short_admin_key(tmp_path: Pat
         cli, ["serve", "--db", str(tmp_path / "d"), "--admin-key-file", str(tmp_path / "short.key")]
     )
     assert result.exit_code == 1 and "shorter than 16 characters" in result.output
+
+
+def test_concurrent_writers_of_one_tenant_all_land(service: Service) -> None:
+    """Requests of one tenant run in the server's thread pool against one shared store."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    key = service.tenant("acme")
+
+    def write(worker: int) -> list[int]:
+        with httpx.Client(base_url=service.url, timeout=60) as c:
+            codes = []
+            for i in range(10):
+                r = c.post(
+                    "/v1/statements",
+                    headers=key,
+                    json={
+                        "statements": [
+                            _record(f"w{worker}/n{i}", i),
+                            _record(
+                                "shared",
+                                worker,
+                                known_at=f"2026-09-{10 + i:02d}",
+                                source=f"s{worker}",
+                            ),
+                        ]
+                    },
+                )
+                codes.append(r.status_code)
+            return codes
+
+    with ThreadPoolExecutor(6) as pool:
+        codes = [code for result in pool.map(write, range(6)) for code in result]
+    assert codes == [200] * 60
+    names = {
+        x["lineage"] for x in service.client.get("/v1/lineages", headers=key).json()["lineages"]
+    }
+    assert names == {f"w{w}/n{i}" for w in range(6) for i in range(10)} | {"shared"}
+    shared = service.client.post(
+        "/v1/ask", headers=key, json={"lineage": "shared", "valid_at": "2026-09-20"}
+    )
+    assert sorted(shared.json()["values"]) == list(range(6))  # six sources: a conflict
+    assert shared.json()["status"] == "conflict"
+
+
+def test_the_public_exports() -> None:
+    import vigente.http
+    import vigente.mcp_server
+
+    assert sorted(vigente.http.__all__) == [
+        "ApiKey",
+        "Caller",
+        "ErrorBody",
+        "NewKey",
+        "ServiceConfig",
+        "Tenant",
+        "TenantRegistry",
+        "create_app",
+    ]
+    assert sorted(vigente.mcp_server.__all__) == [
+        "INSTRUCTIONS",
+        "build_server",
+        "http_app",
+        "serve_stdio",
+    ]
