@@ -12,9 +12,11 @@ from typing import Any
 import anyio
 import httpx
 import httpx2
+import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from tests.http_server import running
 from vigente import Vigente
@@ -183,6 +185,8 @@ async def _exercise_tools(client: Client) -> None:
     assert history["kind"] == "fact" and len(history["versions"]) == 3
     versions = json.loads((await client.read_resource("vigente://lineages/cdd")).contents[0].text)
     assert [v["relation"] for v in versions["versions"]] == [None, "supersedes"]
+    with pytest.raises(MCPError, match="no lineage 'nowhere'"):
+        await client.read_resource("vigente://lineages/nowhere")
 
 
 def test_stdio_server_with_the_sdk_client(tmp_path: Path) -> None:
