@@ -65,6 +65,10 @@ def test_bad_line_exits_1_naming_the_line_and_writes_nothing(tmp_path: Path) -> 
     assert code == 1 and "Error: line 2: unknown call id 'ghost'" in out
     code, out = run(db, "runtime", "show", "bad-1")
     assert code == 1 and "unknown conversation 'bad-1'" in out
+    bad.write_text(json.dumps({"event": "message", "conversation": "nope", "id": "m",
+                               "branch": "main", "role": "user", "content": "hi"}) + "\n")
+    code, out = run(db, "runtime", "import", str(bad))
+    assert code == 1 and "line 1: unknown conversation 'nope'" in out
     bad.write_bytes(b'{"event": "conversation", "id": "c", "account": "\xff"}\n')
     code, out = run(db, "runtime", "import", str(bad))
     assert code == 1 and "line 1: not valid UTF-8" in out

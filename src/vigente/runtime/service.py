@@ -330,6 +330,7 @@ class Runtime(RuntimeReads):
                   at: TimeLike | None = None) -> ModelRun:
         """One generation attempt; ``parent_run`` makes it a subagent child of that run."""
         with self.transaction():
+            self._conversation(conversation)
             self._absent(conversation, ["run"], run, "run")
             self._one(conversation, ["branch"], branch, "branch", "record the branch first")
             self._one(conversation, ["participant"], participant, "participant",
@@ -349,6 +350,7 @@ class Runtime(RuntimeReads):
         """A node of the user-visible transcript; an assistant answer of a top-level run is
         branch context, one of a subagent child stays the child's until promoted."""
         with self.transaction():
+            self._conversation(conversation)
             self._absent(conversation, ["message"], message, "message")
             self._one(conversation, ["branch"], branch, "branch", "record the branch first")
             _choice("role", role, ("system", "user", "assistant"))
@@ -374,6 +376,7 @@ class Runtime(RuntimeReads):
         """A call a run asked for (``raw_arguments``: the arguments exactly as the model
         wrote them, when they were a string)."""
         with self.transaction():
+            self._conversation(conversation)
             self._absent(conversation, ["tool_call"], call, "tool call")
             owner = self._run(conversation, run)
             if not isinstance(arguments, Mapping):
@@ -399,6 +402,7 @@ class Runtime(RuntimeReads):
         _choice("privacy", privacy, PRIVACY)
         _choice("visibility", visibility, VISIBILITY)
         with self.transaction():
+            self._conversation(conversation)
             found = self._find(conversation, ["tool_call"], record_ids=[call])
             if not found:
                 self._one(conversation, ["tool_call"], call, "call id",
@@ -498,6 +502,7 @@ class Runtime(RuntimeReads):
                 raise InvalidInput(f"memory {memory!r} cannot {name} itself: name an earlier "
                                    "memory")
         with self.transaction():
+            self._conversation(conversation)
             self._absent(conversation, ["memory", "user_memory"], memory, "memory")
             resolved = [self._source(conversation, s, kind) for s in sources]
             earlier = [self._one(conversation, ["memory", "user_memory"], m, "memory",
@@ -611,6 +616,7 @@ class Runtime(RuntimeReads):
                            state_id: str | None = None, at: TimeLike | None = None
                            ) -> SkillState:
         with self.transaction():
+            self._conversation(conversation)
             owner = self._run(conversation, run)
             if state_id is None:
                 count = len(self._find(conversation, ["skill_state"], record_ids=[run]))
@@ -629,6 +635,7 @@ class Runtime(RuntimeReads):
                           state: Mapping[str, Any], at: TimeLike | None = None
                           ) -> ContinuationCheckpoint:
         with self.transaction():
+            self._conversation(conversation)
             self._absent(conversation, ["checkpoint"], checkpoint, "checkpoint")
             owner = self._run(conversation, run)
             if not isinstance(state, Mapping):
@@ -646,6 +653,7 @@ class Runtime(RuntimeReads):
         _choice("promotion", as_, PROMOTION_AS)
         refs = _names("refs", refs)
         with self.transaction():
+            self._conversation(conversation)
             child = self._run(conversation, run)
             if child.parent_run is None:
                 raise InvalidInput(f"run {run!r} has no parent_run: only a subagent child's "
@@ -680,6 +688,7 @@ class Runtime(RuntimeReads):
         """Make a record visible to other participants."""
         participants = _names("with", with_)
         with self.transaction():
+            self._conversation(conversation)
             self._one(conversation, _REFERABLE, ref, "record", "share a recorded record")
             k = self._known(conversation, at)
             nodes = []
