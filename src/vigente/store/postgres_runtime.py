@@ -152,6 +152,7 @@ class PostgresRuntime:
     _fetch: Callable[[str, Sequence[Any] | dict[str, Any]], list[tuple[Any, ...]]]
     _execute: Callable[[str, Sequence[Any]], None]
     _borrow: Callable[[], AbstractContextManager[psycopg.Connection[tuple[Any, ...]]]]
+    _in_transaction: Callable[[], psycopg.Connection[tuple[Any, ...]] | None]
 
     # -- conversations ---------------------------------------------------------------------
     def append_runtime_conversation(self, conversation: Conversation) -> None:
@@ -173,13 +174,23 @@ class PostgresRuntime:
 
     # -- records ---------------------------------------------------------------------------
     def append_runtime_records(self, records: Sequence[RuntimeRecord]) -> list[int]:
-        return [
-            int(self._fetch(INSERT_RECORD, (
-                r.conversation_id, r.kind, r.record_id, r.branch_id, r.participant_id,
-                r.run_id, r.target_id, r.visibility, r.anchor, _ts(r.known_from),
-                _DATE if r.known_from.is_date else 0, r.payload_json()))[0][0])
-            for r in records
-        ]
+        rows = [(r.conversation_id, r.kind, r.record_id, r.branch_id, r.participant_id,
+                 r.run_id, r.target_id, r.visibility, r.anchor, _ts(r.known_from),
+                 _DATE if r.known_from.is_date else 0, r.payload_json()) for r in records]
+        conn = self._in_transaction()
+        if conn is None or len(rows) < 2:
+            return [int(self._fetch(INSERT_RECORD, row)[0][0]) for row in rows]
+        # Several rows: one pipelined executemany, each statement's seq read back in order.
+        seqs = []
+        with conn.cursor() as cursor:
+            cursor.executemany(INSERT_RECORD, rows, returning=True)
+            while True:
+                row = cursor.fetchone()
+                assert row is not None
+                seqs.append(int(row[0]))
+                if not cursor.nextset():
+                    break
+        return seqs
 
     def runtime_records(self, conversation_id: str, *, kinds: Sequence[str] | None = None,
                         record_ids: Sequence[str] | None = None,
