@@ -20,8 +20,9 @@ from psycopg import sql
 from vigente import StoreError, Vigente
 from vigente.cli import cli
 from vigente.kernel.values import Scope
+from vigente.store import postgres as postgres_store
 from vigente.store.base import Timeline
-from vigente.store.postgres import MIGRATIONS, PostgresStore, _lock_key, redact
+from vigente.store.postgres import MIGRATIONS, WRITERS_KEY, PostgresStore, _lock_key, redact
 
 NOW = "2026-09-29"
 DEPLOYMENT = Path(__file__).resolve().parent.parent / "docs" / "deployment.md"
@@ -269,3 +270,57 @@ def test_lock_timelines_holds_every_lock_until_the_transaction_ends(postgres_url
             assert [try_lock(key) for key in keys] == [False, False]
             assert try_lock(free)
         assert [try_lock(key) for key in keys] == [True, True]
+
+
+def _try_lock(url: str, key: int, *, shared: bool = False) -> bool:
+    """Whether another session can take the advisory lock ``key`` now (released at once)."""
+    function = "pg_try_advisory_lock_shared" if shared else "pg_try_advisory_lock"
+    with psycopg.connect(url, autocommit=True) as other:
+        row = other.execute(f"SELECT {function}(%s)", (key,)).fetchone()  # a fixed name
+        assert row is not None
+        return bool(row[0])
+
+
+def test_a_writer_of_a_few_timelines_shares_the_writers_lock(postgres_url: str) -> None:
+    with Vigente.open(postgres_url) as vg, vg.transaction():
+        vg.record("a", 1, valid_from="2026-01-01", known_at="2026-01-01", source="s", now=NOW)
+        assert not _try_lock(postgres_url, WRITERS_KEY)  # a bulk writer would wait
+        assert _try_lock(postgres_url, WRITERS_KEY, shared=True)  # other writers would not
+        assert not _try_lock(postgres_url, _lock_key("timeline", "a", Scope().key, "s"))
+
+
+def test_an_import_of_many_timelines_writes_alone_without_a_lock_each(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Beyond BULK_LOCKS timelines a transaction takes the writers' lock exclusively instead of
+    one lock per timeline (the server's lock table has a few thousand slots)."""
+    monkeypatch.setattr(postgres_store, "BULK_LOCKS", 3)
+    lines = [
+        f'{{"op": "record", "lineage": "bulk/{i}", "value": {i}, "source": "s", '
+        f'"valid_from": "2026-01-01", "known_at": "2026-01-01"}}'
+        for i in range(5)
+    ]
+    with Vigente.open(postgres_url) as vg:
+        with vg.transaction():
+            vg.import_lines(lines, now=NOW)
+            assert not _try_lock(postgres_url, WRITERS_KEY, shared=True)  # writers wait
+            timeline = _lock_key("timeline", "bulk/0", Scope().key, "s")
+            assert _try_lock(postgres_url, timeline)  # no lock of its own
+            vg.record("bulk/9", 9, valid_from="2026-01-01", known_at="2026-01-01", source="s",
+                      now=NOW)  # fmt: skip
+        assert _try_lock(postgres_url, WRITERS_KEY)
+        assert [len(vg.history(f"bulk/{i}")) for i in (0, 4, 9)] == [1, 1, 1]
+
+
+def test_an_import_of_more_timelines_than_the_lock_table_holds(postgres_url: str) -> None:
+    """20,000 timelines in one import: more locks than a default server's lock table holds
+    (max_locks_per_transaction 64 x max_connections 100, plus some slack)."""
+    lines = [
+        f'{{"op": "record", "lineage": "many/{i}", "value": {i}, "source": "s", '
+        f'"valid_from": "2026-01-01", "known_at": "2026-01-01"}}'
+        for i in range(20_000)
+    ]
+    with Vigente.open(postgres_url) as vg:
+        report = vg.import_lines(lines, now=NOW)
+        assert report.applied == report.versions_appended == 20_000
+        assert vg.evidence("many/19999", valid_at="2026-02-01", now=NOW).values == (19_999,)

@@ -175,6 +175,7 @@ def _to_micros(value: str) -> str:
 
 
 LOCK_MANY = "SELECT pg_advisory_xact_lock(key) FROM unnest(%b::bigint[]) AS t(key)"
+LOCK_SHARED = "SELECT pg_advisory_xact_lock_shared(%s)"
 SELECT_SUBJECTS = """SELECT r.i, s.subject_id
     FROM unnest(%b::text[], %b::text[]) WITH ORDINALITY AS r(lineage, scope_key, i)
     JOIN subjects s ON s.lineage = r.lineage AND s.scope_key = r.scope_key"""
@@ -340,6 +341,13 @@ def _lock_key(*parts: str) -> int:
     """A stable signed 64-bit advisory-lock key (a collision only serialises more)."""
     digest = hashlib.blake2b(json.dumps(parts).encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big", signed=True)
+
+
+#: Taken shared by every writing transaction, exclusively by one that writes too many
+#: timelines to lock each (see PostgresStore._join_writers).
+WRITERS_KEY = _lock_key("writers")
+#: Timelines one transaction locks one by one at most; beyond, it writes alone.
+BULK_LOCKS = 1_000
 
 
 # -- messages ------------------------------------------------------------------------------
@@ -517,37 +525,65 @@ class PostgresStore(PostgresRecords, PostgresRetrieval, PostgresRuntime, Store):
             # timelines it has locked and their latest knowledge (no one else can write a
             # timeline this transaction holds the lock of).
             local.conn, local.depth, local.subjects = conn, 1, {}
-            local.locked, local.knowledge = set(), {}
+            local.locked, local.knowledge, local.writers = set(), {}, None
             try:
                 yield
             finally:
                 local.conn, local.depth, local.subjects = None, 0, {}
-                local.locked = local.knowledge = None
+                local.locked = local.knowledge = local.writers = None
+
+    # Writers hold a transaction-scoped advisory lock per timeline, after a shared lock on
+    # WRITERS_KEY. The server's lock table is small (max_locks_per_transaction x
+    # max_connections slots, 6,400 by default), so a transaction that would lock more than
+    # BULK_LOCKS timelines takes WRITERS_KEY exclusively instead: it then runs alone among
+    # writers, and needs no other lock. Everyone takes WRITERS_KEY first, so the two kinds wait
+    # for each other instead of deadlocking (a transaction that grows from a few timelines to
+    # many upgrades its shared lock; two doing so at once deadlock, and one is rolled back).
+    def _join_writers(self, *, alone: bool) -> bool:
+        """Take WRITERS_KEY (shared, or ``alone``: exclusive) unless held; True when this
+        transaction writes alone."""
+        local = self._local
+        if local.writers == "alone":
+            return True
+        if alone:
+            self._execute(LOCK, (WRITERS_KEY,))
+            local.writers = "alone"
+            return True
+        if local.writers is None:
+            self._execute(LOCK_SHARED, (WRITERS_KEY,))
+            local.writers = "shared"
+        return False
 
     def lock_timeline(self, lineage: str, scope: Scope, source: str) -> None:
         # Held until the transaction ends; other processes' writers of the timeline wait. An
         # import takes every lock up front, so its statements do not ask again.
         timeline = (lineage, scope.key, source)
         locked: set[tuple[str, str, str]] | None = getattr(self._local, "locked", None)
-        if locked is not None and timeline in locked:
+        if locked is None:  # outside a transaction a lock ends with its statement
+            self._execute(LOCK, (_lock_key("timeline", *timeline),))
             return
-        self._execute(LOCK, (_lock_key("timeline", *timeline),))
-        if locked is not None:
-            locked.add(timeline)
+        if timeline in locked:
+            return
+        if not self._join_writers(alone=False):
+            self._execute(LOCK, (_lock_key("timeline", *timeline),))
+        locked.add(timeline)
 
     def lock_timelines(self, timelines: Sequence[Timeline]) -> None:
         locked: set[tuple[str, str, str]] | None = getattr(self._local, "locked", None)
         if locked is None:  # outside a transaction a lock ends with its statement
             super().lock_timelines(timelines)
             return
-        keys = []
-        for lineage, scope, source in timelines:
-            timeline = (lineage, _scope_key(scope), source)
-            if timeline not in locked:
-                locked.add(timeline)
-                keys.append(_lock_key("timeline", *timeline))
-        if keys:
-            self._execute(LOCK_MANY, (keys,))
+        new = [
+            timeline
+            for timeline in dict.fromkeys((t.lineage, _scope_key(t.scope), t.source)
+                                          for t in timelines)  # fmt: skip
+            if timeline not in locked
+        ]
+        if not new:
+            return
+        if not self._join_writers(alone=len(locked) + len(new) > BULK_LOCKS):
+            self._execute(LOCK_MANY, ([_lock_key("timeline", *t) for t in new],))
+        locked.update(new)
 
     # -- statements ------------------------------------------------------------------------
     def _in_transaction(self) -> Connection | None:
