@@ -393,16 +393,19 @@ class Vigente:
         # One transaction; apply_writes takes every timeline lock up front, in one order (two
         # imports touching the same timelines wait for each other instead of deadlocking), and
         # reads and writes the statements in rounds.
+        counts = [0, 0, 0]  # statements that changed the store, snapshots appended, closed
+
+        def tally(results: list[WriteResult]) -> None:
+            for result in results:
+                counts[0] += result.changed
+                counts[1] += len(result.appended)
+                counts[2] += len(result.closed)
+
         try:
-            results = apply_writes(self.store, [write for _, write in writes])
+            apply_writes(self.store, [write for _, write in writes], each_round=tally)
         except StatementRefused as refused:
             raise ImportFileError(writes[refused.index][0], str(refused.error)) from None
-        return ImportReport(
-            statements=len(results),
-            applied=sum(r.changed for r in results),
-            versions_appended=sum(len(r.appended) for r in results),
-            versions_closed=sum(len(r.closed) for r in results),
-        )
+        return ImportReport(len(writes), *counts)
 
     def _parse_line(self, number: int, obj: dict[str, Any], now: TimeLike | None) -> Write:
         if obj.get("op") not in ("record", "retract"):

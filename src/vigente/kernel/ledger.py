@@ -16,7 +16,7 @@ per statement.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from vigente.errors import HistoryRewriteError, VigenteError
@@ -98,18 +98,27 @@ class _Snapshot:
         self.closed_at: Instant | None = None
 
 
-def apply_writes(store: Store, writes: Sequence[Write]) -> list[WriteResult]:
+def apply_writes(
+    store: Store,
+    writes: Sequence[Write],
+    *,
+    each_round: Callable[[list[WriteResult]], object] | None = None,
+) -> list[WriteResult]:
     """Apply statements in order inside the caller's transaction, as :func:`apply_write` would
     one by one; one result per statement. A refused statement raises :class:`StatementRefused`
-    with its position (the caller's transaction then rolls back whatever was written)."""
+    with its position (the caller's transaction then rolls back whatever was written).
+
+    With ``each_round``, the results are handed to it round by round instead and not kept (a
+    large import needs only their counts): the list returned is then empty."""
     results: list[WriteResult] = []
+    keep = results.extend if each_round is None else each_round
     with store.transaction():
         # Every lock up front, in one order: two writers of overlapping timelines wait for each
         # other instead of deadlocking.
         timelines = {Timeline(w.lineage, w.scope, w.source) for w in writes}
         store.lock_timelines(sorted(timelines, key=Timeline.order))
         for start in range(0, len(writes), ROUND):
-            results += _apply_round(store, writes[start : start + ROUND], start)
+            keep(_apply_round(store, writes[start : start + ROUND], start))
     return results
 
 
