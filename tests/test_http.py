@@ -167,6 +167,8 @@ def test_health_and_openapi_need_no_key(service: Service) -> None:
     ):
         assert path in spec["paths"]
     assert "HTTPBearer" in spec["components"]["securitySchemes"]
+    # no docs page that would fetch its scripts from a CDN
+    _error(service.client.get("/docs"), 404, "not_found")
 
 
 def test_every_endpoint_of_one_tenant(service: Service) -> None:

@@ -95,7 +95,7 @@ def serve(
     max_body_bytes: int,
     no_mcp: bool,
 ) -> None:
-    """Serve the HTTP API (OpenAPI at /openapi.json, docs at /docs) and MCP at /mcp."""
+    """Serve the HTTP API (its OpenAPI document at /openapi.json) and MCP at /mcp."""
     _need_serve_extra()
     import uvicorn
 

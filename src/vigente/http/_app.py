@@ -102,6 +102,9 @@ def create_app(config: ServiceConfig) -> FastAPI:
         ),
         lifespan=lifespan,
         dependencies=[Depends(known_query)],
+        # FastAPI's /docs and /redoc pages load their scripts from a CDN: not served.
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.vigente = state
     install_error_handlers(app)

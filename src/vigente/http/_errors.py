@@ -162,9 +162,7 @@ def install_error_handlers(app: FastAPI) -> None:
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         status = exc.status_code
         if status == 404:
-            message = (
-                f"no endpoint {request.url.path}: see /openapi.json (or /docs) for the endpoints"
-            )
+            message = f"no endpoint {request.url.path}: see /openapi.json for the endpoints"
             code = "not_found"
         elif status == 405:
             message = (

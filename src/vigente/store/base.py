@@ -30,6 +30,8 @@ if TYPE_CHECKING:
         Candidate,
         CandidateQuery,
         Claim,
+        FieldMatch,
+        FieldRecord,
         PassageRecord,
         RetrievalStats,
     )
@@ -292,10 +294,23 @@ class Store(ABC):
         """Remember that every claim up to the cursor ``through`` is indexed."""
 
     @abstractmethod
-    def append_passages(self, claim: Claim, kind: str,
-                        passages: Sequence[PassageRecord]) -> bool:
-        """Index a claim (``kind`` "document" or "fact") with its passages; ``False`` when it
-        was indexed already."""
+    def append_passages(self, claim: Claim, kind: str, passages: Sequence[PassageRecord],
+                        fields: Sequence[FieldRecord] = ()) -> bool:
+        """Index a claim (``kind`` "document" or "fact") with its passages and (documents) its
+        title and reference fields; ``False`` when it was indexed already."""
+
+    @abstractmethod
+    def pending_fields(self) -> list[Claim]:
+        """Document claims indexed before titles and references were (a store indexed by an
+        older vigente); empty once :meth:`mark_fields_indexed` has run."""
+
+    @abstractmethod
+    def append_fields(self, claim: Claim, fields: Sequence[FieldRecord]) -> None:
+        """Index the title and reference fields of an indexed claim (once; again is a no-op)."""
+
+    @abstractmethod
+    def mark_fields_indexed(self) -> None:
+        """Remember that every claim of :meth:`pending_fields` has its fields."""
 
     @abstractmethod
     def reset_retrieval(self) -> None:
@@ -313,6 +328,18 @@ class Store(ABC):
     def search_lexical(self, terms: Sequence[str], query: CandidateQuery) -> list[Candidate]:
         """Passages matching any of the folded ``terms``, best first (at most
         ``query.limit``), restricted by ``query``'s temporal filter and scope."""
+
+    @abstractmethod
+    def search_fields(self, terms: Sequence[str], query: CandidateQuery) -> list[FieldMatch]:
+        """Title and reference fields containing any of ``terms`` (field terms, see
+        :func:`~vigente.retrieval.text.field_terms`), of claims that pass ``query``'s temporal
+        filter and scope; at most ``query.limit`` claims, those matching most terms first. A
+        backend may match only the rarest terms (as for passages): the caller scores every
+        field returned against the whole query."""
+
+    @abstractmethod
+    def first_passages(self, claim_ids: Sequence[int]) -> list[Candidate]:
+        """The first passage (position 0) of each of these claims that has one, score 0."""
 
     @abstractmethod
     def passages_without_vectors(self, model_id: str, limit: int

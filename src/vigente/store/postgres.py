@@ -39,7 +39,11 @@ from vigente.kernel.values import Scope
 from vigente.kernel.versions import PrecedenceRule, Version
 from vigente.store.base import Store, Timeline, Write
 from vigente.store.postgres_records import RECORD_MIGRATIONS, PostgresRecords
-from vigente.store.postgres_retrieval import RETRIEVAL_MIGRATIONS, PostgresRetrieval
+from vigente.store.postgres_retrieval import (
+    FIELD_MIGRATIONS,
+    RETRIEVAL_MIGRATIONS,
+    PostgresRetrieval,
+)
 from vigente.store.postgres_runtime import RUNTIME_MIGRATIONS, PostgresRuntime
 from vigente.time import Instant, Interval
 
@@ -114,6 +118,7 @@ MIGRATIONS: list[list[str]] = [
 MIGRATIONS += RECORD_MIGRATIONS
 MIGRATIONS += RETRIEVAL_MIGRATIONS
 MIGRATIONS += RUNTIME_MIGRATIONS  # the runtime graph (keep new migrations after this line)
+MIGRATIONS += FIELD_MIGRATIONS  # retrieval: titles and references of documents as fields
 
 SELECT_SCHEMA_TABLE = "SELECT to_regclass('vigente_migrations')"
 CREATE_SCHEMA_TABLE = "CREATE TABLE IF NOT EXISTS vigente_migrations (version integer PRIMARY KEY)"

@@ -21,7 +21,11 @@ from vigente.kernel.values import Scope
 from vigente.kernel.versions import PrecedenceRule, Version
 from vigente.store.base import Store, Write
 from vigente.store.sqlite_records import RECORD_MIGRATIONS, SQLiteRecords
-from vigente.store.sqlite_retrieval import RETRIEVAL_MIGRATIONS, SQLiteRetrieval
+from vigente.store.sqlite_retrieval import (
+    FIELD_MIGRATIONS,
+    RETRIEVAL_MIGRATIONS,
+    SQLiteRetrieval,
+)
 from vigente.store.sqlite_runtime import RUNTIME_MIGRATIONS, SQLiteRuntime
 from vigente.time import Instant, Interval
 
@@ -104,6 +108,7 @@ MIGRATIONS += [
 ]
 
 MIGRATIONS += RUNTIME_MIGRATIONS  # the runtime graph (keep new migrations after this line)
+MIGRATIONS += FIELD_MIGRATIONS  # retrieval: titles and references of documents as fields
 
 # Per connection: a larger page cache, and reads through a memory map (no system call per page).
 CONNECTION_PRAGMAS = ("PRAGMA cache_size = -65536", "PRAGMA mmap_size = 1073741824")
