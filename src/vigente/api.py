@@ -43,6 +43,7 @@ from vigente.store import Store, Write, open_store
 from vigente.time import Instant, TimeLike, current_instant, parse_instant, to_instant
 
 if TYPE_CHECKING:
+    from vigente.assemble import Assembler
     from vigente.evidence.review import ReviewQueue
     from vigente.retrieval import Retrieval, SearchResult
     from vigente.retrieval.search import Mode
@@ -141,6 +142,13 @@ class Vigente:
         from vigente.runtime import Runtime
 
         return Runtime(self.store, default_zone=self.default_zone)
+
+    @cached_property
+    def assembly(self) -> Assembler:
+        """Policy-governed context assembly over the runtime graph, and its audit."""
+        from vigente.assemble import Assembler
+
+        return Assembler(self.runtime)
 
     @cached_property
     def review(self) -> ReviewQueue:

@@ -456,6 +456,22 @@ class Store(ABC):
         """After an erasure, make the freed bytes unreadable where the backend can (outside a
         transaction); a sentence saying what was done."""
 
+    # -- context assemblies (vigente.assemble) ------------------------------------------------
+    # Append-only records of what reached a model request; purged with their account.
+    def append_runtime_assembly(self, assembly_id: str, conversation_id: str,
+                                created_micros: int, snapshot_micros: int,
+                                payload_json: str) -> None:
+        """Keep one assembly record (its JSON), in the caller's transaction."""
+        raise NotImplementedError(f"{type(self).__name__} does not keep context assemblies")
+
+    def runtime_assembly(self, assembly_id: str) -> tuple[str, str] | None:
+        """``(conversation_id, payload_json)`` of an assembly, or None."""
+        raise NotImplementedError(f"{type(self).__name__} does not keep context assemblies")
+
+    def runtime_assembly_ids(self, conversation_id: str) -> list[str]:
+        """The assemblies of a conversation, oldest first."""
+        raise NotImplementedError(f"{type(self).__name__} does not keep context assemblies")
+
     # -- helpers shared by backends ---------------------------------------------------------
     def __enter__(self) -> Store:
         return self

@@ -38,6 +38,7 @@ from vigente.errors import StoreError
 from vigente.kernel.values import Scope
 from vigente.kernel.versions import PrecedenceRule, Version
 from vigente.store.base import Store, Timeline, Write
+from vigente.store.postgres_assembly import ASSEMBLY_MIGRATIONS, PostgresAssembly
 from vigente.store.postgres_records import RECORD_MIGRATIONS, PostgresRecords
 from vigente.store.postgres_retrieval import (
     FIELD_MIGRATIONS,
@@ -119,6 +120,7 @@ MIGRATIONS += RECORD_MIGRATIONS
 MIGRATIONS += RETRIEVAL_MIGRATIONS
 MIGRATIONS += RUNTIME_MIGRATIONS  # the runtime graph (keep new migrations after this line)
 MIGRATIONS += FIELD_MIGRATIONS  # retrieval: titles and references of documents as fields
+MIGRATIONS += ASSEMBLY_MIGRATIONS  # recorded context assemblies (vigente.assemble)
 
 SELECT_SCHEMA_TABLE = "SELECT to_regclass('vigente_migrations')"
 CREATE_SCHEMA_TABLE = "CREATE TABLE IF NOT EXISTS vigente_migrations (version integer PRIMARY KEY)"
@@ -404,7 +406,8 @@ def _hint(exc: psycopg.Error, *, migrating: bool = False) -> str:
     return "this is unexpected: please report it with the message above"
 
 
-class PostgresStore(PostgresRecords, PostgresRetrieval, PostgresRuntime, Store):
+class PostgresStore(PostgresRecords, PostgresRetrieval, PostgresRuntime, PostgresAssembly,
+                    Store):
     """A :class:`Store` in a PostgreSQL database (``postgresql://user@host:port/dbname``).
 
     ``min_size``/``max_size`` bound the connection pool (one connection per concurrent

@@ -20,6 +20,7 @@ from vigente.errors import StoreError
 from vigente.kernel.values import Scope
 from vigente.kernel.versions import PrecedenceRule, Version
 from vigente.store.base import Store, Write
+from vigente.store.sqlite_assembly import ASSEMBLY_MIGRATIONS, SQLiteAssembly
 from vigente.store.sqlite_records import RECORD_MIGRATIONS, SQLiteRecords
 from vigente.store.sqlite_retrieval import (
     FIELD_MIGRATIONS,
@@ -109,6 +110,7 @@ MIGRATIONS += [
 
 MIGRATIONS += RUNTIME_MIGRATIONS  # the runtime graph (keep new migrations after this line)
 MIGRATIONS += FIELD_MIGRATIONS  # retrieval: titles and references of documents as fields
+MIGRATIONS += ASSEMBLY_MIGRATIONS  # recorded context assemblies (vigente.assemble)
 
 # Per connection: a larger page cache, and reads through a memory map (no system call per page).
 CONNECTION_PRAGMAS = ("PRAGMA cache_size = -65536", "PRAGMA mmap_size = 1073741824")
@@ -304,7 +306,7 @@ class _Rows:
         return result
 
 
-class SQLiteStore(SQLiteRecords, SQLiteRetrieval, SQLiteRuntime, Store):
+class SQLiteStore(SQLiteRecords, SQLiteRetrieval, SQLiteRuntime, SQLiteAssembly, Store):
     """A :class:`Store` in one SQLite file (or ``":memory:"``)."""
 
     def __init__(self, path: str | Path = ":memory:", *, timeout: float = 30.0) -> None:

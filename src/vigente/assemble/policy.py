@@ -1,0 +1,172 @@
+"""The assembly policy: immutable, versioned (id, version, content hash), read from TOML.
+
+A :class:`Policy` is fixed before any candidate is selected; the assembler records its id,
+version and hash in every :class:`~vigente.assemble.record.ContextAssembly` and keeps the whole
+document there, so ``explain --rebuild`` works even when the file is gone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from vigente.errors import InvalidInput
+from vigente.runtime.records import PRIVACY
+
+__all__ = ["ENCODINGS", "Policy", "default_policy", "load_policy", "policy_from_document"]
+
+ENCODINGS = ("o200k_base", "cl100k_base")
+
+# section -> key -> (type, check) ; every key is required after defaults are merged
+_SCHEMA: dict[str, dict[str, type | tuple[type, ...]]] = {
+    "budget": {"tokens": int, "encoding": str},
+    "recency": {"tool_exchanges": int, "max_result_bytes": int},
+    "freshness": {"stale": str},
+    "privacy": {"raw": dict, "summary": dict},
+    "recovery": {"protect": list, "protect_retry_critical": bool},
+    "rehydration": {"max_bytes": int},
+    "speakers": {"label_others": bool},
+}
+
+
+def _canonical(doc: dict[str, Any]) -> str:
+    return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """One validated policy document. ``hash`` is the sha256 of its canonical JSON."""
+
+    id: str
+    version: int
+    hash: str
+    document_json: str
+
+    @property
+    def document(self) -> dict[str, Any]:
+        doc: dict[str, Any] = json.loads(self.document_json)
+        return doc
+
+    def get(self, section: str, key: str) -> Any:
+        return self.document[section][key]
+
+    # the rules read these often: small accessors
+    @property
+    def budget(self) -> int:
+        return int(self.get("budget", "tokens"))
+
+    @property
+    def encoding(self) -> str:
+        return str(self.get("budget", "encoding"))
+
+    def allows(self, kind: str, privacy: str, provider: str) -> bool:
+        """May content of ``privacy`` go to ``provider`` as ``kind`` (``raw`` / ``summary``)?"""
+        allowed = self.get("privacy", kind).get(privacy, [])
+        return "*" in allowed or provider in allowed
+
+    def routable(self, kind: str, privacy: str) -> bool:
+        """Is there any provider that may receive it (else the reason is ``privacy``)?"""
+        return bool(self.get("privacy", kind).get(privacy, []))
+
+    def summary(self) -> dict[str, Any]:
+        return {"id": self.id, "version": self.version, "hash": self.hash}
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict) and key != "privacy":
+            out[key] = _merge(out[key], value)
+        elif key == "privacy" and isinstance(value, dict):
+            out[key] = {**out.get(key, {}), **value}
+        else:
+            out[key] = value
+    return out
+
+
+def _validate(doc: dict[str, Any], where: str) -> None:
+    def bad(msg: str) -> InvalidInput:
+        return InvalidInput(f"policy {where}: {msg}")
+
+    if not isinstance(doc.get("id"), str) or not doc["id"].strip():
+        raise bad("`id` must be a non-empty string")
+    version = doc.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise bad("`version` must be an integer >= 1")
+    for section in doc:
+        if section not in ("id", "version") and section not in _SCHEMA:
+            raise bad(f"unknown section [{section}]: known are {', '.join(_SCHEMA)}")
+    for section, keys in _SCHEMA.items():
+        table = doc.get(section)
+        if not isinstance(table, dict):
+            raise bad(f"[{section}] must be a table")
+        for key in table:
+            if key not in keys:
+                raise bad(f"unknown key {section}.{key}: known are {', '.join(keys)}")
+        for key, kind in keys.items():
+            value = table.get(key)
+            if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+                raise bad(f"{section}.{key} must be {getattr(kind, '__name__', kind)}")
+    if doc["budget"]["tokens"] < 1:
+        raise bad("budget.tokens must be >= 1")
+    if doc["budget"]["encoding"] not in ENCODINGS:
+        raise bad(f"budget.encoding must be one of {', '.join(ENCODINGS)}")
+    if doc["recency"]["tool_exchanges"] < 0 or doc["recency"]["max_result_bytes"] < 0:
+        raise bad("recency values must be >= 0")
+    if doc["rehydration"]["max_bytes"] < 0:
+        raise bad("rehydration.max_bytes must be >= 0")
+    if doc["freshness"]["stale"] not in ("marker", "omit"):
+        raise bad('freshness.stale must be "marker" or "omit"')
+    for name in ("raw", "summary"):
+        for cls, providers in doc["privacy"][name].items():
+            if cls not in PRIVACY:
+                raise bad(
+                    f"privacy.{name}: unknown privacy class {cls!r} (known: {', '.join(PRIVACY)})"
+                )
+            if not isinstance(providers, list) or not all(isinstance(p, str) for p in providers):
+                raise bad(f"privacy.{name}.{cls} must be a list of provider names")
+    for status in doc["recovery"]["protect"]:
+        if status not in ("pending", "failed", "deferred"):
+            raise bad(f"recovery.protect: {status!r} is not pending, failed or deferred")
+
+
+def _defaults() -> dict[str, Any]:
+    text = resources.files("vigente.assemble").joinpath("default_policy.toml").read_text("utf-8")
+    return tomllib.loads(text)
+
+
+def policy_from_document(doc: dict[str, Any], where: str = "document") -> Policy:
+    """A :class:`Policy` of a parsed document (the seed's defaults fill what it leaves out)."""
+    merged = _merge(_defaults(), doc)
+    _validate(merged, where)
+    text = _canonical(merged)
+    return Policy(merged["id"], merged["version"], hashlib.sha256(text.encode()).hexdigest(), text)
+
+
+def default_policy() -> Policy:
+    return policy_from_document({}, "default")
+
+
+def load_policy(path: str | Path) -> Policy:
+    """Read and validate a policy TOML file; bad input is an :class:`InvalidInput`."""
+    p = Path(path)
+    try:
+        data = tomllib.loads(p.read_text("utf-8"))
+    except FileNotFoundError:
+        raise InvalidInput(
+            f"policy file {str(p)!r} not found: give a TOML file "
+            "(`vigente policy show` prints the default)"
+        ) from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"policy file {str(p)!r} is not valid TOML ({exc}): fix it") from None
+    if "id" not in data or "version" not in data:
+        raise InvalidInput(
+            f"policy {str(p)!r}: a policy file must give its own `id` and "
+            "`version` (a changed policy is a new version)"
+        )
+    return policy_from_document(data, repr(str(p)))

@@ -1,0 +1,649 @@
+"""The assembler: gathers a request's inputs from the runtime graph, runs the pipeline,
+serializes, counts tokens, persists the :class:`ContextAssembly` and explains it.
+
+It imports the kernel's time values, the :class:`~vigente.store.base.Store` contract and the
+runtime's public reads, never the :class:`~vigente.api.Vigente` facade.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from vigente.assemble.blocks import Block
+from vigente.assemble.pipeline import Boundary, Context, Decision, Unit, decide, fit_budget, order
+from vigente.assemble.pipeline import render as render_unit
+from vigente.assemble.policy import Policy, default_policy, policy_from_document
+from vigente.assemble.serialize import FORMATS, serializer
+from vigente.assemble.tokens import Tokenizer, count_message_tokens, tiktoken_tokenizer
+from vigente.errors import InvalidInput
+from vigente.runtime.records import (
+    MODES,
+    ContinuationCheckpoint,
+    Message,
+    ModelRun,
+    Participant,
+    SkillState,
+    ToolArtifact,
+    ToolCall,
+    ToolMemory,
+    UserMemory,
+)
+from vigente.time import Instant, TimeLike, current_instant
+
+if TYPE_CHECKING:
+    from vigente.runtime.service import Runtime
+
+__all__ = ["ASSEMBLER_VERSION", "Assembler", "ContextAssembly"]
+
+ASSEMBLER_VERSION = "vigente-assembler/1"
+_KINDS = {
+    "message": "message",
+    "tool_call": "artifact",
+    "artifact": "artifact",
+    "memory": "memory",
+    "user_memory": "memory",
+    "skill_state": "skill_state",
+    "checkpoint": "checkpoint",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ContextAssembly:
+    """One model request's assembly (seed 4.4): ``record`` is what is stored and what
+    ``explain`` prints; ``messages`` (and ``system`` for Anthropic) the request itself."""
+
+    id: str
+    record: dict[str, Any]
+    messages: list[dict[str, Any]]
+    system: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        out = {
+            "assembly_id": self.id,
+            **{
+                k: v
+                for k, v in self.record.items()
+                if k not in ("trace", "request", "policy_document")
+            },
+            "messages": self.messages,
+        }
+        if self.system is not None:
+            out["system"] = self.system
+        return out
+
+
+def _ms(start: float) -> float:
+    return round((time.perf_counter() - start) * 1000, 3)
+
+
+def _text(data: bytes, encoding: str) -> str:
+    if encoding == "binary":
+        return json.dumps(
+            {"binary": True, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+        )
+    return data.decode("utf-8")
+
+
+class Assembler:
+    """``vg.assembly``: assemble a request for a participant, explain a recorded one."""
+
+    def __init__(self, runtime: Runtime, *, tokenizer: Tokenizer | None = None) -> None:
+        self.runtime = runtime
+        self.store = runtime.store
+        self._tokenizer = tokenizer
+
+    def tokenizer(self, encoding: str) -> Tokenizer:
+        if self._tokenizer is not None:
+            return self._tokenizer
+        return tiktoken_tokenizer(encoding)
+
+    # -- assemble --------------------------------------------------------------------------
+    def assemble(
+        self,
+        conversation: str,
+        branch: str,
+        participant: str,
+        *,
+        mode: str = "chat",
+        provider: str | None = None,
+        format: str = "openai-chat",  # noqa: A002
+        budget: int | None = None,
+        policy: Policy | None = None,
+        rehydrate: tuple[str, ...] | list[str] = (),
+        as_of: TimeLike | None = None,
+        persist: bool = True,
+    ) -> ContextAssembly:
+        """The request for ``participant``'s next model call on ``branch`` (see RUNTIME.md
+        §2), and its persisted record. ``as_of``: the graph as known then (default: now)."""
+        started = time.perf_counter()
+        created = current_instant()
+        pol = policy or default_policy()
+        if mode not in MODES:
+            raise InvalidInput(f"unknown mode {mode!r}: use one of {', '.join(MODES)}")
+        if format not in FORMATS:
+            raise InvalidInput(f"unknown format {format!r}: use one of {', '.join(FORMATS)}")
+        if budget is not None and budget < 1:
+            raise InvalidInput(f"budget must be a positive number of tokens, not {budget}")
+        rt = self.runtime
+        k = created if as_of is None else rt.instant(as_of)
+        if k > created:
+            raise InvalidInput(f"--as-of {k} is in the future: give a knowledge time up to now")
+        # 1. boundary -------------------------------------------------------------------
+        t0 = time.perf_counter()
+        rt.conversation(conversation)
+        graph = rt.graph(conversation, known_at=k)
+        participants = {n.id: n for n in graph.nodes if isinstance(n, Participant)}
+        if participant not in participants:
+            raise InvalidInput(
+                f"unknown participant {participant!r} in conversation "
+                f"{conversation!r} (as known at {k}): name one of "
+                f"{', '.join(sorted(participants)) or '(none)'}"
+            )
+        chain = tuple(rt.ancestry(conversation, branch, known_at=k))
+        windows = dict(chain)
+        runs = [
+            n
+            for n in graph.nodes
+            if isinstance(n, ModelRun)
+            and n.participant_id == participant
+            and n.branch_id in windows
+        ]
+        run = runs[-1].id if runs and runs[-1].parent_run else None
+        the_provider = provider or participants[participant].provider
+        boundary = Boundary(
+            conversation,
+            branch,
+            participant,
+            mode,
+            the_provider,
+            format,
+            budget or pol.budget,
+            tuple(dict.fromkeys(rehydrate)),
+            k,
+            run,
+            chain,
+            tuple(sorted((p.id, p.label or p.id) for p in participants.values())),
+        )
+        # 2. candidates -----------------------------------------------------------------
+        cands = rt.candidates(conversation, branch, participant, known_at=k, run=run)
+        graph_ms = _ms(t0)
+        t1 = time.perf_counter()
+        units, trace_extra, order_key = self._units(cands, graph, boundary)
+        for ref in boundary.rehydrate:
+            if ref not in units and not any(d.ref == ref for d in trace_extra):
+                raise InvalidInput(
+                    f"--rehydrate {ref!r}: no tool exchange with that id on "
+                    f"branch {branch!r} as known at {k} (artifacts share their "
+                    "call's id)"
+                )
+        ctx = self._context(pol, boundary, units)
+        decide(list(units.values()), ctx)
+        units = self._read_contents(units, ctx, pol)
+        tok = self.tokenizer(pol.encoding)
+        chat = serializer("openai-chat")
+
+        def cost(unit: Unit, d: Decision) -> int:
+            return count_message_tokens(
+                tok, chat.serialize(render_unit(unit, d, boundary)).messages
+            )
+
+        decided = fit_budget(units, ctx, cost)
+        policy_ms = _ms(t1)
+        # 3. serialize ------------------------------------------------------------------
+        t2 = time.perf_counter()
+        blocks = order(
+            [
+                (units[r].position, b)
+                for r, d in decided.items()
+                if d.included
+                for b in render_unit(units[r], d, boundary)
+            ]
+        )
+        request = serializer(format).serialize(blocks)
+        serialization_ms = _ms(t2)
+        assembled = count_message_tokens(tok, request.messages) + (
+            tok.count(request.system) if request.system else 0
+        )
+        replay_messages = self._replay(conversation, branch, k, format)
+        replay = count_message_tokens(tok, replay_messages.messages) + (
+            tok.count(replay_messages.system) if replay_messages.system else 0
+        )
+        # 4. the record -----------------------------------------------------------------
+        all_decisions = sorted(
+            [*decided.values(), *trace_extra],
+            key=lambda d: (order_key.get(d.ref, d.position), d.ref),
+        )
+        included = [d.as_dict() for d in all_decisions if d.included]
+        omitted = [d.as_dict() for d in all_decisions if not d.included]
+        counts: dict[str, int] = {}
+        for d in all_decisions:
+            if not d.included:
+                assert d.reason is not None
+                counts[d.reason] = counts.get(d.reason, 0) + 1
+        inputs = {
+            "policy": pol.hash,
+            "assembler": ASSEMBLER_VERSION,
+            "conversation": conversation,
+            "branch": branch,
+            "participant": participant,
+            "mode": mode,
+            "provider": the_provider,
+            "format": format,
+            "budget": boundary.budget,
+            "rehydrate": list(boundary.rehydrate),
+            "snapshot": k.isoformat(),
+            "records": sorted([n.KIND, n.id, n.seq, n.known_from.isoformat()] for n in graph.nodes),
+        }
+        selection = [[d.ref, d.kind, d.as_, d.reason] for d in all_decisions]
+        record: dict[str, Any] = {
+            "policy": pol.summary(),
+            "assembler_version": ASSEMBLER_VERSION,
+            "snapshot": k.isoformat(),
+            "created_at": created.isoformat(),
+            "conversation": conversation,
+            "branch": branch,
+            "participant": participant,
+            "mode": mode,
+            "provider": the_provider,
+            "format": format,
+            "budget": boundary.budget,
+            "rehydrate": list(boundary.rehydrate),
+            "included": included,
+            "omitted": omitted,
+            "omission_counts": counts,
+            "tokens": {"assembled": assembled, "replay": replay, "encoding": tok.name},
+            "counts": {
+                "replay_messages": len(replay_messages.messages),
+                "assembled_messages": len(request.messages),
+                "memories": sum(1 for d in included if d["as"] in ("memory", "stale_marker")),
+                "raw_artifacts": sum(1 for d in included if d["as"] == "raw"),
+            },
+            "rehydrated": [
+                {"ref": d["ref"], "bytes": self._bytes(units[d["ref"]])}
+                for d in included
+                if d["as"] == "raw"
+            ],
+            "timings_ms": {
+                "graph_query": graph_ms,
+                "policy_evaluation": policy_ms,
+                "serialization": serialization_ms,
+                "total": _ms(started),
+            },
+            "inputs_hash": hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest(),
+            "selection_hash": hashlib.sha256(json.dumps(selection).encode()).hexdigest(),
+            "messages_hash": hashlib.sha256(
+                json.dumps(
+                    [request.system, request.messages], sort_keys=True, ensure_ascii=False
+                ).encode()
+            ).hexdigest(),
+            "policy_document": pol.document,
+        }
+        assembly_id = "asm_" + uuid.uuid4().hex
+        if persist:
+            with self.store.transaction():
+                self.store.append_runtime_assembly(
+                    assembly_id,
+                    conversation,
+                    created.micros,
+                    k.micros,
+                    json.dumps(record, sort_keys=True, ensure_ascii=False),
+                )
+        return ContextAssembly(assembly_id, record, request.messages, request.system)
+
+    @staticmethod
+    def _bytes(unit: Unit) -> int:
+        return len((unit.content or "").encode())
+
+    def _units(
+        self, cands: Any, graph: Any, boundary: Boundary
+    ) -> tuple[dict[str, Unit], list[Decision], dict[str, int]]:
+        """The candidates as units (a call with its artifacts is one), the decisions for what
+        was never allowed to compete (hidden, other branches, other participants), and the
+        graph position of every ref (the trace's order)."""
+        units: dict[str, Unit] = {}
+        artifacts: dict[str, list[ToolArtifact]] = {}
+        calls: dict[str, tuple[ToolCall, Any]] = {}
+        for c in cands.records:
+            n = c.node
+            if isinstance(n, ToolArtifact):
+                artifacts.setdefault(n.target_id, []).append(n)
+            elif isinstance(n, ToolCall):
+                calls[n.id] = (n, c)
+            elif isinstance(n, Message):
+                units[n.id] = Unit(n.id, "message", n.seq, n, c.reach)
+            elif isinstance(n, ToolMemory | UserMemory):
+                units[n.id] = Unit(
+                    n.id,
+                    "memory",
+                    getattr(n, "anchor", None) or n.seq,
+                    n,
+                    c.reach,
+                    superseded_by=c.superseded_by,
+                    conflicts=c.conflicts_with,
+                    stale=c.stale,
+                )
+            elif isinstance(n, SkillState | ContinuationCheckpoint):
+                units[n.id] = Unit(n.id, n.KIND, n.seq, n, c.reach)
+        for cid, (call, c) in calls.items():
+            found = tuple(sorted(artifacts.pop(cid, []), key=lambda a: a.seq))
+            status = found[-1].status if found else "pending"
+            units[cid] = Unit(cid, "artifact", call.seq, call, c.reach, found, status)
+        # artifacts whose call is not a candidate (an artifact shared alone): a reference
+        for cid, alone in artifacts.items():
+            a = alone[-1]
+            units.setdefault(
+                cid,
+                Unit(cid, "artifact", a.anchor, _orphan_call(a), "shared", tuple(alone), a.status),
+            )
+        position = {n.id: (n.seq if n.KIND != "artifact" else n.anchor) for n in graph.nodes}
+        for n in graph.nodes:
+            if n.KIND == "artifact":
+                position[n.target_id] = n.anchor
+        extra: list[Decision] = []
+        seen = set(units)
+        for node, reason in cands.hidden:
+            ref = node.target_id if node.KIND == "artifact" else node.id
+            kind = _KINDS.get(node.KIND)
+            if kind is None or ref in seen:
+                continue
+            seen.add(ref)
+            rule = (
+                "visibility.audit_only"
+                if reason == "audit_only"
+                else "promotion.child_run_not_promoted"
+            )
+            extra.append(Decision(ref, kind, rule, reason=reason, position=position[ref]))
+        windows = dict(boundary.ancestry)
+        for n in graph.nodes:
+            kind = _KINDS.get(n.KIND)
+            if kind is None:
+                continue
+            ref = n.target_id if n.KIND == "artifact" else n.id
+            if ref in seen:
+                continue
+            seen.add(ref)
+            branch = getattr(n, "branch_id", None)
+            pos = position[ref]
+            if branch is not None and (
+                branch not in windows
+                or (windows[branch] is not None and pos > (windows[branch] or 0))
+            ):
+                extra.append(
+                    Decision(
+                        ref,
+                        kind,
+                        f"branch.not_in_ancestry:{branch}",
+                        reason="other_branch",
+                        position=pos,
+                    )
+                )
+            elif getattr(n, "visibility", None) == "audit":
+                extra.append(
+                    Decision(ref, kind, "visibility.audit_only", reason="audit_only", position=pos)
+                )
+            else:
+                owner = getattr(n, "participant_id", None)
+                extra.append(
+                    Decision(
+                        ref,
+                        kind,
+                        f"ownership.private_to:{owner}",
+                        reason="participant_private",
+                        position=pos,
+                    )
+                )
+        return units, extra, position
+
+    def _context(self, pol: Policy, boundary: Boundary, units: dict[str, Unit]) -> Context:
+        ctx = Context(pol, boundary)
+        exchanges = sorted(
+            (u for u in units.values() if u.kind == "artifact"), key=lambda u: u.position
+        )
+        limit = pol.get("recency", "tool_exchanges")
+        max_bytes = pol.get("recency", "max_result_bytes")
+        fine = [
+            u
+            for u in exchanges
+            if u.status == "succeeded"
+            and u.artifacts
+            and not any(a.retry_critical for a in u.artifacts)  # recovery keeps those
+            and u.artifacts[-1].result_ref.bytes <= max_bytes
+        ]
+        ctx.recent = frozenset(u.ref for u in (fine[-limit:] if limit else []))
+        users = [u for u in units.values() if u.kind == "message" and u.node.role == "user"]
+        ctx.latest_user = max(users, key=lambda u: u.position).ref if users else None
+        for kind, attr in (("skill_state", "latest_skill"), ("checkpoint", "latest_checkpoint")):
+            found = [u for u in units.values() if u.kind == kind]
+            setattr(ctx, attr, max(found, key=lambda u: u.position).ref if found else None)
+        for u in exchanges:
+            for a in u.artifacts:
+                ctx.exchange_of[a.id] = u.ref
+        for u in units.values():
+            if u.kind == "memory" and isinstance(u.node, ToolMemory):
+                for s in u.node.sources:
+                    call = ctx.exchange_of.get(s, s)
+                    ctx.memories_of.setdefault(call, []).append(u.ref)
+        return ctx
+
+    def _read_contents(self, units: dict[str, Unit], ctx: Context, pol: Policy) -> dict[str, Unit]:
+        """Raw results are read only for exchanges already decided to go as they were, and
+        only when the privacy and provider checks allow raw content; rehydration stops at
+        the policy's byte budget (over it, the exchange goes as a reference)."""
+        from dataclasses import replace
+
+        left = int(pol.get("rehydration", "max_bytes"))
+        out = dict(units)
+        for ref, d in ctx.decided.items():
+            u = units[ref]
+            if u.kind != "artifact" or d.as_ not in ("tool_exchange", "raw", "recovery"):
+                continue
+            if not u.artifacts or not pol.allows("raw", ctx.privacy(u), ctx.boundary.provider):
+                continue
+            a = u.artifacts[-1]
+            if d.as_ == "raw":
+                if a.result_ref.bytes > left:
+                    ctx.decided[ref] = Decision(
+                        ref,
+                        u.kind,
+                        f"rehydration.byte_budget:{left}",
+                        as_="reference",
+                        position=u.position,
+                    )
+                    continue
+                left -= a.result_ref.bytes
+            if a.result_ref.erased:
+                continue
+            data = self.runtime.content(a.conversation_id, a.result_ref)
+            if data is not None:
+                out[ref] = replace(u, content=_text(data, a.result_ref.encoding))
+        return out
+
+    def _replay(self, conversation: str, branch: str, k: Instant, fmt: str) -> Any:
+        """Transcript replay: every message, tool call and tool result of the branch and its
+        ancestry, in order, raw."""
+        graph = self.runtime.graph(conversation, known_at=k, branch=branch)
+        results: dict[str, ToolArtifact] = {}
+        for n in graph.nodes:
+            if isinstance(n, ToolArtifact):
+                results[n.target_id] = n  # the latest result of a call
+        items: list[tuple[int, Block]] = []
+        for n in graph.nodes:
+            if isinstance(n, Message):
+                kind = {"system": "system", "user": "user"}.get(n.role, "assistant")
+                items.append((n.seq, Block(kind, n.content, n.id)))
+            elif isinstance(n, ToolCall):
+                a = results.get(n.id)
+                text = (
+                    ""
+                    if a is None
+                    else _text(
+                        self.runtime.content(conversation, a.result_ref) or b"",
+                        a.result_ref.encoding,
+                    )
+                )
+                items.append(
+                    (n.seq, Block("exchange", text, n.id, n.id, n.name, dict(n.arguments)))
+                )
+        blocks = [b for _, b in sorted(items, key=lambda x: x[0])]
+        return serializer(fmt).serialize(blocks)
+
+    # -- explain ---------------------------------------------------------------------------
+    def record(self, assembly_id: str) -> dict[str, Any]:
+        found = self.store.runtime_assembly(assembly_id)
+        if found is None:
+            raise InvalidInput(
+                f"unknown assembly {assembly_id!r}: assembly ids are printed by "
+                "`vigente assemble --json` (assembly_id)"
+            )
+        record: dict[str, Any] = json.loads(found[1])
+        return record
+
+    def explain(self, assembly_id: str) -> dict[str, Any]:
+        """The stored record: what was included and how, what was omitted and why."""
+        record = self.record(assembly_id)
+        return {
+            "assembly_id": assembly_id,
+            **{k: v for k, v in record.items() if k != "policy_document"},
+        }
+
+    def why_not(self, assembly_id: str, ref: str) -> dict[str, Any]:
+        """The rule that omitted ``ref`` (or included it), or why it was never a candidate."""
+        record = self.record(assembly_id)
+        for d in record["omitted"]:
+            if d["ref"] == ref:
+                return {
+                    "ref": ref,
+                    "candidate": True,
+                    "reason": d["reason"],
+                    "rule": d["rule"],
+                    "kind": d["kind"],
+                }
+        for d in record["included"]:
+            if d["ref"] == ref:
+                return {
+                    "ref": ref,
+                    "candidate": True,
+                    "reason": None,
+                    "rule": d["rule"],
+                    "kind": d["kind"],
+                    "included_as": d["as"],
+                }
+        conversation = record["conversation"]
+        homes = [kind for c, kind in self.store.runtime_record_homes(ref) if c == conversation]
+        if not homes:
+            base = ref.split("@")[0]
+            rule = (
+                f"never a candidate: no record of conversation {conversation!r} has this id"
+                if base == ref
+                else f"never a candidate: {ref!r} is a later result of {base!r}"
+            )
+        else:
+            kinds = ", ".join(sorted(set(homes)))
+            rule = (
+                f"never a candidate: a {kinds} record is not context (it was not known at "
+                f"{record['snapshot']}, or it is structure: runs, branches, participants, "
+                "links)"
+            )
+        return {"ref": ref, "candidate": False, "reason": None, "rule": rule}
+
+    def diff(self, before: str, after: str) -> dict[str, Any]:
+        """What changed between two model calls: records that reached the model only in
+        ``after`` (added), only in ``before`` (removed, with why ``after`` left them out), and
+        records included both times in another way."""
+        a, b = self.record(before), self.record(after)
+
+        def state(record: dict[str, Any]) -> dict[str, dict[str, Any]]:
+            return {d["ref"]: d for d in record["included"] + record["omitted"]}
+
+        sa, sb = state(a), state(b)
+        added: list[dict[str, Any]] = []
+        removed: list[dict[str, Any]] = []
+        changed: list[dict[str, Any]] = []
+        for ref in sorted(set(sa) | set(sb)):
+            x, y = sa.get(ref), sb.get(ref)
+            x_in = x is not None and "as" in x
+            y_in = y is not None and "as" in y
+            if y is not None and y_in and not x_in:
+                added.append({**y, "before": None if x is None else x.get("reason")})
+            elif x is not None and x_in and not y_in:
+                removed.append(
+                    {
+                        **x,
+                        "after": None if y is None else y.get("reason"),
+                        "after_rule": None if y is None else y.get("rule"),
+                    }
+                )
+            elif x_in and y_in and x is not None and y is not None and x["as"] != y["as"]:
+                changed.append(
+                    {
+                        "ref": ref,
+                        "kind": y["kind"],
+                        "before": x["as"],
+                        "after": y["as"],
+                        "rule": y["rule"],
+                    }
+                )
+        return {
+            "before": before,
+            "after": after,
+            "policy_changed": a["policy"] != b["policy"],
+            "snapshots": [a["snapshot"], b["snapshot"]],
+            "tokens": [a["tokens"]["assembled"], b["tokens"]["assembled"]],
+            "added": added,
+            "removed": removed,
+            "changed": changed,
+        }
+
+    def rebuild(self, assembly_id: str) -> dict[str, Any]:
+        """Assemble again from the stored snapshot and policy (nothing stored); does the
+        selection match?"""
+        record = self.record(assembly_id)
+        pol = policy_from_document(record["policy_document"], "stored")
+        again = self.assemble(
+            record["conversation"],
+            record["branch"],
+            record["participant"],
+            mode=record["mode"],
+            provider=record["provider"],
+            format=record["format"],
+            budget=record["budget"],
+            policy=pol,
+            rehydrate=tuple(record["rehydrate"]),
+            as_of=record["snapshot"],
+            persist=False,
+        )
+        new = again.record
+        diff = {
+            key: {"stored": record.get(key), "rebuilt": new.get(key)}
+            for key in ("included", "omitted", "inputs_hash", "messages_hash")
+            if record.get(key) != new.get(key)
+        }
+        return {
+            "assembly_id": assembly_id,
+            "matches": not diff,
+            "selection_matches": record["selection_hash"] == new["selection_hash"],
+            "inputs_match": record["inputs_hash"] == new["inputs_hash"],
+            "messages_match": record["messages_hash"] == new["messages_hash"],
+            "policy": record["policy"],
+            "snapshot": record["snapshot"],
+            "differences": diff,
+        }
+
+
+def _orphan_call(a: ToolArtifact) -> ToolCall:
+    return ToolCall(
+        a.conversation_id,
+        a.target_id,
+        a.known_from,
+        a.run_id,
+        a.branch_id,
+        a.participant_id,
+        a.tool_name,
+        {},
+        seq=a.anchor,
+    )

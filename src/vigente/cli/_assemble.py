@@ -1,0 +1,196 @@
+"""Context assembly commands: ``vigente assemble``, ``vigente explain``, ``vigente policy
+show|check`` — thin calls of ``vg.assembly`` (RUNTIME.md §2-3)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from vigente.assemble import FORMATS, default_policy, load_policy
+from vigente.cli._app import cli, open_store
+from vigente.runtime import MODES
+
+
+def _emit(data: object) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False))
+
+
+@cli.command()
+@click.option("--conversation", required=True, help="The conversation's id.")
+@click.option("--branch", required=True, help="The active branch.")
+@click.option("--participant", required=True, help="Whose model request this is.")
+@click.option("--mode", type=click.Choice(MODES), default="chat", show_default=True)
+@click.option("--provider", help="The model provider (default: the participant's).")
+@click.option(
+    "--format", "fmt", type=click.Choice(FORMATS), default="openai-chat", show_default=True
+)
+@click.option("--budget", type=click.IntRange(min=1), help="Token budget (default: the policy's).")
+@click.option(
+    "--policy",
+    "policy_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="A policy TOML file (default: vigente's own, `vigente policy show`).",
+)
+@click.option(
+    "--rehydrate",
+    multiple=True,
+    metavar="REF",
+    help="Ask for the raw evidence of one artifact (repeatable).",
+)
+@click.option("--as-of", "as_of", metavar="K", help="Assemble from the graph as known at K.")
+@click.option("--json", "as_json", is_flag=True, help="Print the assembly as JSON.")
+@click.pass_context
+def assemble(
+    ctx: click.Context,
+    conversation: str,
+    branch: str,
+    participant: str,
+    mode: str,
+    provider: str | None,
+    fmt: str,
+    budget: int | None,
+    policy_file: Path | None,
+    rehydrate: tuple[str, ...],
+    as_of: str | None,
+    as_json: bool,
+) -> None:
+    """Build the next model request of PARTICIPANT on BRANCH from the runtime graph."""
+    policy = load_policy(policy_file) if policy_file is not None else None
+    result = open_store(ctx).assembly.assemble(
+        conversation,
+        branch,
+        participant,
+        mode=mode,
+        provider=provider,
+        format=fmt,
+        budget=budget,
+        policy=policy,
+        rehydrate=rehydrate,
+        as_of=as_of,
+    )
+    data = result.as_dict()
+    if as_json:
+        _emit(data)
+        return
+    tok = data["tokens"]
+    click.echo(
+        f"assembly {result.id}: {len(data['included'])} included, "
+        f"{len(data['omitted'])} omitted; {tok['assembled']} tokens "
+        f"(replay {tok['replay']}, {tok['encoding']})"
+    )
+    for d in data["included"]:
+        click.echo(f"  + {d['ref']} ({d['kind']}) as {d['as']}  [{d['rule']}]")
+    for d in data["omitted"]:
+        click.echo(f"  - {d['ref']} ({d['kind']}): {d['reason']}  [{d['rule']}]")
+
+
+@cli.command()
+@click.argument("assembly_id")
+@click.option("--why-not", "why_not", metavar="REF", help="Why REF did not reach the model.")
+@click.option(
+    "--rebuild",
+    is_flag=True,
+    help="Assemble again from the stored snapshot and "
+    "policy; report whether the selection matches.",
+)
+@click.option(
+    "--diff",
+    "diff_from",
+    metavar="BEFORE",
+    help="What changed from assembly BEFORE to this one (`explain --diff A B`).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def explain(
+    ctx: click.Context,
+    assembly_id: str,
+    why_not: str | None,
+    rebuild: bool,
+    diff_from: str | None,
+    as_json: bool,
+) -> None:
+    """What a recorded assembly included and why; why a record was left out."""
+    if sum((why_not is not None, rebuild, diff_from is not None)) > 1:
+        raise click.UsageError("give one of --why-not, --rebuild, --diff")
+    assembly = open_store(ctx).assembly
+    if diff_from is not None:
+        data = assembly.diff(diff_from, assembly_id)
+        if as_json:
+            _emit(data)
+            return
+        click.echo(
+            f"{diff_from} -> {assembly_id}: tokens {data['tokens'][0]} -> "
+            f"{data['tokens'][1]}" + ("; policy changed" if data["policy_changed"] else "")
+        )
+        for d in data["added"]:
+            click.echo(f"  + {d['ref']} ({d['kind']}) as {d['as']}  [{d['rule']}]")
+        for d in data["removed"]:
+            click.echo(
+                f"  - {d['ref']} ({d['kind']}) was {d['as']}, now {d['after'] or 'not a candidate'}"
+            )
+        for d in data["changed"]:
+            click.echo(f"  ~ {d['ref']} ({d['kind']}) {d['before']} -> {d['after']}")
+        return
+    if why_not is not None:
+        data = assembly.why_not(assembly_id, why_not)
+        if as_json:
+            _emit(data)
+        elif data["candidate"] and data["reason"] is None:
+            click.echo(f"{why_not} reached the model as {data.get('included_as')} [{data['rule']}]")
+        elif data["candidate"]:
+            click.echo(f"{why_not} was omitted: {data['reason']} [{data['rule']}]")
+        else:
+            click.echo(f"{why_not}: {data['rule']}")
+        return
+    if rebuild:
+        data = assembly.rebuild(assembly_id)
+        if as_json:
+            _emit(data)
+        else:
+            click.echo(
+                f"rebuild of {assembly_id} at {data['snapshot']}: "
+                + ("matches" if data["matches"] else f"differs in {', '.join(data['differences'])}")
+            )
+        return
+    data = assembly.explain(assembly_id)
+    if as_json:
+        _emit(data)
+        return
+    p = data["policy"]
+    click.echo(
+        f"assembly {assembly_id}: policy {p['id']} v{p['version']} ({p['hash'][:12]}), "
+        f"{data['assembler_version']}, snapshot {data['snapshot']}"
+    )
+    for d in data["included"]:
+        click.echo(f"  + {d['ref']} ({d['kind']}) as {d['as']}  [{d['rule']}]")
+    for d in data["omitted"]:
+        click.echo(f"  - {d['ref']} ({d['kind']}): {d['reason']}  [{d['rule']}]")
+
+
+@cli.group()
+def policy() -> None:
+    """Context-assembly policies (TOML): print or validate one."""
+
+
+@policy.command("show")
+@click.argument("file", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def policy_show(file: Path | None, as_json: bool) -> None:
+    """Print a policy (default: vigente's own) with its id, version and hash."""
+    pol = load_policy(file) if file is not None else default_policy()
+    data = {**pol.summary(), "document": pol.document}
+    if as_json:
+        _emit(data)
+        return
+    click.echo(f"policy {pol.id} version {pol.version} sha256 {pol.hash}")
+    click.echo(json.dumps(pol.document, indent=2, ensure_ascii=False))
+
+
+@policy.command("check")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+def policy_check(file: Path) -> None:
+    """Validate a policy file (exit 1 with the reason when it is not valid)."""
+    pol = load_policy(file)
+    click.echo(f"ok: policy {pol.id} version {pol.version} sha256 {pol.hash}")
