@@ -114,3 +114,26 @@ def test_assemble_explain_and_errors(tmp_path: Path) -> None:
         code, out = run(*args)
         assert code == 1 and out.startswith("Error: ") and message in out, (args, out)
         assert "Traceback" not in out
+
+
+def test_scenario_run() -> None:
+    path = ROOT / "tests" / "data" / "scenarios" / "branch_isolation.jsonl"
+    code, out = run("scenario", "run", str(path))
+    assert code == 0 and "12/12 checks pass" in out
+    code, out = run("scenario", "run", str(path), "--json")
+    assert code == 0 and json.loads(out)["passed"] is True
+
+
+def test_scenario_run_reports_failures_and_bad_files(tmp_path: Path) -> None:
+    f = tmp_path / "s.jsonl"
+    lines = _events(session()) + [
+        json.dumps(
+            {"event": "expect", "branch": "main", "participant": "agent", "must": ["IC-0660"]}
+        )
+    ]
+    f.write_text("\n".join(lines) + "\n")
+    code, out = run("scenario", "run", str(f))
+    assert code == 1 and "FAIL" in out and "'IC-0660' did not reach the model" in out
+    f.write_text("\n".join(_events(session())) + "\n")
+    code, out = run("scenario", "run", str(f))
+    assert code == 1 and out.startswith("Error: ") and "no expect line" in out

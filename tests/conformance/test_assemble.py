@@ -6,6 +6,7 @@ the serializers' validity (Anthropic's alternation and tool_use answers) and acc
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -514,3 +515,36 @@ def test_explain_diff_between_two_model_calls(vg: Vigente) -> None:
     assert "pend" not in removed  # recovery state stays
     same = vg.assembly.diff(a.id, a.id)
     assert same["added"] == same["removed"] == same["changed"] == []
+
+
+SCENARIOS = sorted((Path(__file__).resolve().parents[1] / "data" / "scenarios").glob("*.jsonl"))
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
+def test_scenarios(vg: Vigente, path: Path) -> None:
+    from vigente.assemble.scenario import run_scenario
+
+    result = run_scenario(path, vg.runtime)
+    assert result.passed, result.failures
+    assert result.checks >= 5
+
+
+def test_a_scenario_that_does_not_hold_fails(vg: Vigente, tmp_path: Path) -> None:
+    from vigente.assemble.scenario import run_scenario
+
+    lines = _events(session()) + [
+        json.dumps(
+            dict(
+                event="expect",
+                branch="main",
+                participant="agent",
+                must=["IC-0660"],
+                omitted={"t1": "budget"},
+                must_not=["FR-9512"],
+            )
+        )
+    ]
+    f = tmp_path / "bad.jsonl"
+    f.write_text("\n".join(lines) + "\n")
+    result = run_scenario(f, vg.runtime)
+    assert not result.passed and len(result.failures) == 3

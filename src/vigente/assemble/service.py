@@ -153,7 +153,10 @@ class Assembler:
             and n.participant_id == participant
             and n.branch_id in windows
         ]
-        run = runs[-1].id if runs and runs[-1].parent_run else None
+        # a subagent child's request sees its own run's records; any other mode is a request
+        # of a top-level run, which sees a child's records only once they are promoted
+        children = [r for r in runs if r.parent_run]
+        run = children[-1].id if mode == "subagent" and children else None
         the_provider = provider or participants[participant].provider
         boundary = Boundary(
             conversation,

@@ -194,3 +194,33 @@ def policy_check(file: Path) -> None:
     """Validate a policy file (exit 1 with the reason when it is not valid)."""
     pol = load_policy(file)
     click.echo(f"ok: policy {pol.id} version {pol.version} sha256 {pol.hash}")
+
+
+@cli.group()
+def scenario() -> None:
+    """Scenarios: an event log with `expect` lines, replayed, assembled and checked."""
+
+
+@scenario.command("run")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def scenario_run(file: Path, as_json: bool) -> None:
+    """Replay FILE into a fresh in-memory store, assemble each expectation and check it
+    (exit 1 when a check fails)."""
+    from vigente.assemble.scenario import run_scenario
+
+    result = run_scenario(file)
+    if as_json:
+        _emit(result.as_dict())
+    else:
+        for r in result.requests:
+            t = r["tokens"]
+            click.echo(
+                f"{r['name']}: {t['assembled']} tokens (replay {t['replay']}), "
+                f"{r['included']} included, {r['omitted']} omitted"
+            )
+        for f in result.failures:
+            click.echo(f"FAIL {f}")
+        click.echo(f"{file}: {result.checks - len(result.failures)}/{result.checks} checks pass")
+    if not result.passed:
+        raise SystemExit(1)
