@@ -20,6 +20,7 @@ MODULES: dict[str, str] = {
     "kernel": "vigente.bench.kernel",
     "retrieval": "vigente.bench.retrieval",
     "runtime": "vigente.bench.runtime",
+    "context": "vigente.bench.context",
 }
 
 
