@@ -181,7 +181,7 @@ def test_the_documented_grants_are_enough_and_keep_the_store_append_only(
         for line in DEPLOYMENT.read_text().splitlines()
         if line.startswith("GRANT ") and "retrieval_vectors" not in line
     ]
-    assert len(grants) == 3
+    assert len(grants) == 4
     app = psycopg.conninfo.conninfo_to_dict(roles["app"])["user"]
     with psycopg.connect(roles["owner"], autocommit=True) as owner:
         for grant in grants:
@@ -194,6 +194,11 @@ def test_the_documented_grants_are_enough_and_keep_the_store_append_only(
         assert vg.evidence("l", valid_at="2026-03-01", now=NOW).values == (2,)
         vg.retrieval.index(embed=False)
         vg.retrieval.index(embed=False, rechunk=True)  # the index is derived: it may be rebuilt
+        vg.runtime.open_conversation("c", "acct", at="2026-01-01")  # appended (first grant)
+        purged = vg.runtime.purge_account("acct")
+        assert purged.conversations == ("c",) and purged.compaction is not None
+        assert "owner" in purged.compaction  # VACUUM FULL is the owner's
+        assert vg.runtime.conversations() == []
     with psycopg.connect(roles["app"]) as conn, pytest.raises(psycopg.errors.InsufficientPrivilege):
         conn.execute("DELETE FROM versions")
 
