@@ -37,7 +37,8 @@ __all__ = ["postgres_crash_log", "postgres_server", "postgres_url"]
 #: Lines of the server log that mean a server process died, not that a query was refused.
 _CRASH = re.compile(
     r"terminated by signal|was terminated by exception|PANIC:|"
-    r"terminating any other active server processes|server process .* exited with exit code"
+    r"terminating any other active server processes|server process .* exited with exit code|"
+    r"received (?:smart|fast|immediate) shutdown request"
 )
 
 
@@ -74,11 +75,20 @@ def _stop_run(where: str, crashes: list[str], log: Path) -> None:
         else ""
     )
     pytest.exit(
-        f"the test PostgreSQL server crashed {where}; later PostgreSQL tests would only "
-        f"fail while it restarts, so the run stops here.{hint}\n  {cause}\n"
+        f"the test PostgreSQL server crashed or was stopped {where}; later PostgreSQL tests "
+        f"would only fail to connect, so the run stops here.{hint}\n  {cause}\n"
         f"(server log: {log})",
         returncode=1,
     )
+
+
+def _admin_execute(admin_url: str, statement: str, log: ServerLog, where: str) -> None:
+    """Run one statement on the server's admin database; stop the run if the server is gone."""
+    try:
+        with psycopg.connect(admin_url, autocommit=True) as conn:
+            conn.execute(statement.encode())
+    except psycopg.OperationalError as exc:
+        _stop_run(where, log.crashes_since_last_look() or [f"no answer: {exc}"], log.path)
 
 
 def _start(root: Path) -> Any:
@@ -156,14 +166,14 @@ def postgres_url(
     log = postgres_crash_log
     name = f"t_{uuid.uuid4().hex}"
     admin_url: str = postgres_server.get_uri()
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')  # the name is generated above, never input
+    test = request.node.nodeid
+    # the name is generated above, never input
+    _admin_execute(admin_url, f'CREATE DATABASE "{name}"', log, f"before {test}")
     try:
         url: str = postgres_server.get_uri(name)
         yield url
     finally:
         crashes = log.crashes_since_last_look()
         if crashes:
-            _stop_run(f"during {request.node.nodeid}", crashes, log.path)
-        with psycopg.connect(admin_url, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            _stop_run(f"during {test}", crashes, log.path)
+        _admin_execute(admin_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)', log, test)
