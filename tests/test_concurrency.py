@@ -258,7 +258,7 @@ def test_a_writer_killed_mid_import_leaves_no_partial_import(db_url: str, tmp_pa
             }
             f.write(json.dumps(line) + "\n")
     ready = CTX.Event()
-    # An import writes its statements in rounds (kernel.ledger.ROUND): kill it once the first
+    # An import writes its statements in rounds (Store.write_round): kill it once the first
     # round's snapshots are in its transaction, before it commits.
     importer = CTX.Process(target=killed_importer, args=(db_url, str(path), 1, ready))
     importer.start()

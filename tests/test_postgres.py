@@ -20,7 +20,6 @@ from psycopg import sql
 from vigente import StoreError, Vigente
 from vigente.cli import cli
 from vigente.kernel.values import Scope
-from vigente.store import postgres as postgres_store
 from vigente.store.base import Timeline
 from vigente.store.postgres import MIGRATIONS, WRITERS_KEY, PostgresStore, _lock_key, redact
 
@@ -295,17 +294,17 @@ def test_a_writer_of_a_few_timelines_shares_the_writers_lock(postgres_url: str) 
 
 
 def test_an_import_of_many_timelines_writes_alone_without_a_lock_each(
-    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+    postgres_url: str,
 ) -> None:
-    """Beyond BULK_LOCKS timelines a transaction takes the writers' lock exclusively instead of
-    one lock per timeline (the server's lock table has a few thousand slots)."""
-    monkeypatch.setattr(postgres_store, "BULK_LOCKS", 3)
+    """Beyond ``bulk_locks`` timelines a transaction takes the writers' lock exclusively instead
+    of one lock per timeline (the server's lock table has a few thousand slots)."""
     lines = [
         f'{{"op": "record", "lineage": "bulk/{i}", "value": {i}, "source": "s", '
         f'"valid_from": "2026-01-01", "known_at": "2026-01-01"}}'
         for i in range(5)
     ]
     with Vigente.open(postgres_url) as vg:
+        vg.store.bulk_locks = 3  # type: ignore[attr-defined]
         with vg.transaction():
             vg.import_lines(lines, now=NOW)
             assert not _try_lock(postgres_url, WRITERS_KEY, shared=True)  # writers wait

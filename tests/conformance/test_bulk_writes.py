@@ -24,7 +24,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vigente import HistoryRewriteError, ImportFileError, Vigente
-from vigente.kernel import ledger
 from vigente.kernel.ledger import StatementRefused, WriteResult, apply_writes
 from vigente.kernel.values import Scope
 from vigente.kernel.versions import Version
@@ -307,10 +306,10 @@ def shown(results: list[WriteResult], history: list[Version]) -> tuple[list[Any]
 
 
 def test_rounds_give_the_split_made_statement_by_statement(
-    two: tuple[Vigente, Vigente], monkeypatch: pytest.MonkeyPatch
+    two: tuple[Vigente, Vigente],
 ) -> None:
     rounds, single = two
-    monkeypatch.setattr(ledger, "ROUND", 5)  # several rounds in one transaction
+    rounds.store.write_round = 5  # several rounds in one transaction
     counter = iter(range(10**6))
 
     @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -346,10 +345,10 @@ def test_rounds_give_the_split_made_statement_by_statement(
 
 
 def test_an_import_in_rounds_is_one_transaction(
-    vg: Vigente, monkeypatch: pytest.MonkeyPatch
+    vg: Vigente,
 ) -> None:
     """A refusal in a later round leaves nothing of the earlier rounds, and names its line."""
-    monkeypatch.setattr(ledger, "ROUND", 3)
+    vg.store.write_round = 3
     lines = [
         json.dumps({"op": "record", "lineage": f"r/{i % 4}", "value": i, "source": "s",
                     "valid_from": f"2026-01-{i + 1:02d}", "known_at": f"2026-02-{i + 1:02d}"})

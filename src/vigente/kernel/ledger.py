@@ -27,11 +27,6 @@ from vigente.time import Instant, Interval
 
 __all__ = ["StatementRefused", "WriteResult", "apply_write", "apply_writes", "set_precedence"]
 
-#: Statements planned and written together; bounds the memory of one round and the size of its
-#: queries (a whole import still runs in the caller's one transaction).
-ROUND = 5_000
-
-
 @dataclass(frozen=True, slots=True)
 class WriteResult:
     """What one statement did: the journal id, the snapshots it closed and those it appended."""
@@ -117,8 +112,9 @@ def apply_writes(
         # other instead of deadlocking.
         timelines = {Timeline(w.lineage, w.scope, w.source) for w in writes}
         store.lock_timelines(sorted(timelines, key=Timeline.order))
-        for start in range(0, len(writes), ROUND):
-            keep(_apply_round(store, writes[start : start + ROUND], start))
+        size = store.write_round
+        for start in range(0, len(writes), size):
+            keep(_apply_round(store, writes[start : start + size], start))
     return results
 
 

@@ -21,7 +21,7 @@ from vigente.runtime.records import (
     ToolArtifact,
     from_record,
 )
-from vigente.time import Instant, TimeLike, current_instant
+from vigente.time import Instant, TimeLike, current_instant, parse_instant, to_instant
 
 if TYPE_CHECKING:
     from vigente.store.base import Store
@@ -113,14 +113,19 @@ class RuntimeReads:
     """Read methods of :class:`~vigente.runtime.service.Runtime`."""
 
     store: Store
+    default_zone: str | None
 
     def _at(self, known_at: TimeLike | None) -> Instant:
         if known_at is None:
             return current_instant()
         return self.instant(known_at)
 
-    def instant(self, value: TimeLike) -> Instant:  # overridden by Runtime
-        raise NotImplementedError
+    def instant(self, value: TimeLike) -> Instant:
+        """A date, an RFC 3339 timestamp with an offset, or a datetime, as an instant (a naive
+        timestamp only with ``default_zone``)."""
+        if isinstance(value, str):
+            return parse_instant(value, default_zone=self.default_zone)
+        return to_instant(value, default_zone=self.default_zone)
 
     def conversation(self, conversation: str) -> Conversation:
         found = self.store.runtime_conversations(ids=[conversation])

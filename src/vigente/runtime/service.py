@@ -51,7 +51,7 @@ from vigente.runtime.records import (
     to_record,
 )
 from vigente.store.base import Store
-from vigente.time import Instant, TimeLike, current_instant, parse_instant, to_instant
+from vigente.time import Instant, TimeLike, current_instant
 
 if TYPE_CHECKING:
     from vigente.runtime.events import RuntimeImportReport
@@ -142,11 +142,6 @@ class Runtime(RuntimeReads):
         self._local = threading.local()
 
     # -- plumbing --------------------------------------------------------------------------
-    def instant(self, value: TimeLike) -> Instant:
-        if isinstance(value, str):
-            return parse_instant(value, default_zone=self.default_zone)
-        return to_instant(value, default_zone=self.default_zone)
-
     @contextmanager
     def transaction(self) -> Iterator[None]:
         """One atomic unit of runtime writes (blobs written for a unit that fails are removed)."""

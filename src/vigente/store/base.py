@@ -76,6 +76,10 @@ class Store(ABC):
 
     #: The URL or path the store was opened with (for messages, never parsed by domain code).
     url: str
+    #: Statements an import plans and writes together (kernel.ledger.apply_writes); bounds the
+    #: memory of one round and the size of its queries. A whole import still runs in one
+    #: transaction. Set it on a store to change it.
+    write_round: int = 5_000
 
     # -- lifecycle -------------------------------------------------------------------------
     @abstractmethod
@@ -458,19 +462,19 @@ class Store(ABC):
 
     # -- context assemblies (vigente.assemble) ------------------------------------------------
     # Append-only records of what reached a model request; purged with their account.
+    @abstractmethod
     def append_runtime_assembly(self, assembly_id: str, conversation_id: str,
                                 created_micros: int, snapshot_micros: int,
                                 payload_json: str) -> None:
         """Keep one assembly record (its JSON), in the caller's transaction."""
-        raise NotImplementedError(f"{type(self).__name__} does not keep context assemblies")
 
+    @abstractmethod
     def runtime_assembly(self, assembly_id: str) -> tuple[str, str] | None:
         """``(conversation_id, payload_json)`` of an assembly, or None."""
-        raise NotImplementedError(f"{type(self).__name__} does not keep context assemblies")
 
+    @abstractmethod
     def runtime_assembly_ids(self, conversation_id: str) -> list[str]:
         """The assemblies of a conversation, oldest first."""
-        raise NotImplementedError(f"{type(self).__name__} does not keep context assemblies")
 
     # -- helpers shared by backends ---------------------------------------------------------
     def __enter__(self) -> Store:

@@ -367,8 +367,6 @@ def _lock_key(*parts: str) -> int:
 #: Taken shared by every writing transaction, exclusively by one that writes too many
 #: timelines to lock each (see PostgresStore._join_writers).
 WRITERS_KEY = _lock_key("writers")
-#: Timelines one transaction locks one by one at most; beyond, it writes alone.
-BULK_LOCKS = 1_000
 
 
 # -- messages ------------------------------------------------------------------------------
@@ -427,6 +425,10 @@ class PostgresStore(PostgresRecords, PostgresRetrieval, PostgresRuntime, Postgre
     ``min_size``/``max_size`` bound the connection pool (one connection per concurrent
     transaction or read); ``timeout`` is how long a caller waits for a free connection.
     """
+
+    #: Timelines one transaction locks one by one at most; beyond, it writes alone (the server's
+    #: lock table holds about 64 x max_connections locks). Set it on a store to change it.
+    bulk_locks: int = 1_000
 
     def __init__(
         self,
@@ -557,7 +559,7 @@ class PostgresStore(PostgresRecords, PostgresRetrieval, PostgresRuntime, Postgre
     # Writers hold a transaction-scoped advisory lock per timeline, after a shared lock on
     # WRITERS_KEY. The server's lock table is small (max_locks_per_transaction x
     # max_connections slots, 6,400 by default), so a transaction that would lock more than
-    # BULK_LOCKS timelines takes WRITERS_KEY exclusively instead: it then runs alone among
+    # bulk_locks timelines takes WRITERS_KEY exclusively instead: it then runs alone among
     # writers, and needs no other lock. Everyone takes WRITERS_KEY first, so the two kinds wait
     # for each other instead of deadlocking (a transaction that grows from a few timelines to
     # many upgrades its shared lock; two doing so at once deadlock, and one is rolled back).
@@ -603,7 +605,7 @@ class PostgresStore(PostgresRecords, PostgresRetrieval, PostgresRuntime, Postgre
         ]
         if not new:
             return
-        if not self._join_writers(alone=len(locked) + len(new) > BULK_LOCKS):
+        if not self._join_writers(alone=len(locked) + len(new) > self.bulk_locks):
             self._execute(LOCK_MANY, ([_lock_key("timeline", *t) for t in new],))
         locked.update(new)
 
