@@ -169,6 +169,11 @@ class Retrieval:
         nothing is new. A store indexed before titles and references were searchable gets
         them here too (counted in neither figure; see :meth:`refresh_fields`)."""
         self.refresh_fields()
+        return self._refresh_claims(full=full)
+
+    def _refresh_claims(self, *, full: bool) -> tuple[int, int]:
+        """:meth:`refresh` without the titles of older stores: the passages and fields of the
+        claims added since the last refresh."""
         store = self._store
         claims_done = passages_done = 0
         if not full and store.pending_claims()[1] == 0:
@@ -518,7 +523,7 @@ class Retrieval:
         what the store holds; embedding is slow and needs the model, so missing vectors are
         only reported (with the command that adds them)."""
         fields = self.refresh_fields()
-        claims, passages = self.refresh()
+        claims, passages = self._refresh_claims(full=False)
         notes = []
         if claims:
             notes.append(
