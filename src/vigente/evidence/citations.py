@@ -12,13 +12,18 @@ from __future__ import annotations
 import datetime as _dt
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any
 
 from vigente.errors import InvalidInterval
 from vigente.evidence.dates import Language, check_language, format_date
 from vigente.evidence.errors import InvalidChain
-from vigente.evidence.references import reference_key, same_reference
+from vigente.evidence.references import same_reference
 from vigente.evidence.relations import Relation, parse_relation
+from vigente.evidence.wording import article as _article
+from vigente.evidence.wording import gender as _gender
+from vigente.evidence.wording import italian_from as _it_from
+from vigente.evidence.wording import italian_on as _it_on
+from vigente.evidence.wording import participle as _participle
 from vigente.time import Instant, TimeLike, to_instant
 
 __all__ = ["Citation", "CitedVersion", "LinkedVersion", "cite", "cite_chain", "link_chain"]
@@ -110,78 +115,6 @@ class Citation:
 def _check_reference(reference: object) -> None:
     if not isinstance(reference, str) or not reference.strip():
         raise InvalidChain("a cited version needs a reference such as 'Circular 12/2025'")
-
-
-# -- Italian grammar: article, articulated preposition and participle agree with the act ----
-_FEMININE_KINDS = {
-    "circular",
-    "law",
-    "directive",
-    "decision",
-    "resolution",
-    "determination",
-    "order",
-    "communication",
-    "recommendation",
-    "note",
-    "instruction",
-    "provision",
-    "policy",
-}
-_MASCULINE_KINDS = {
-    "regulation",
-    "decree",
-    "legislative decree",
-    "decree-law",
-    "notice",
-    "measure",
-    "memorandum",
-    "act",
-}
-Gender = Literal["f", "m", "?"]
-
-
-def _gender(reference: str) -> Gender:
-    kind, _ = reference_key(reference)
-    if kind in _FEMININE_KINDS:
-        return "f"
-    if kind in _MASCULINE_KINDS:
-        return "m"
-    return "?"
-
-
-def _article(reference: str, preposition: str = "") -> str:
-    """ "la Circolare", "dalla Circolare", "il Regolamento", "dal Regolamento", "l'Ordinanza"."""
-    gender = _gender(reference)
-    first = reference.lstrip()[:1].lower()
-    second = reference.lstrip()[1:2].lower()
-    if gender == "?":
-        return f"{preposition or ''}{' ' if preposition else ''}{reference}".strip()
-    if first in "aeiouh":
-        article = "l'"
-    elif gender == "f":
-        article = "la "
-    elif first == "z" or (first == "s" and second not in "aeiou"):
-        article = "lo "
-    else:
-        article = "il "
-    if preposition == "da":
-        article = {"l'": "dall'", "la ": "dalla ", "lo ": "dallo ", "il ": "dal "}[article]
-    return f"{article}{reference}"
-
-
-def _participle(stem: str, reference: str) -> str:
-    return stem + ("a" if _gender(reference) == "f" else "o")
-
-
-def _it_on(day: _dt.date) -> str:
-    """ "il 3 marzo 2025", "l'8 marzo 2025", "l'11 marzo 2025"."""
-    return ("l'" if day.day in (8, 11) else "il ") + format_date(day, "it")
-
-
-def _it_from(day: _dt.date) -> str:
-    """ "dal 3 marzo 2025", "dall'8 marzo 2025", "dal 1° marzo 2025"."""
-    return ("dall'" if day.day in (8, 11) else "dal ") + format_date(day, "it")
 
 
 _EN_PREDECESSOR = {

@@ -159,7 +159,7 @@ class Documents:
         for v in self._store.document_versions_by_id(sorted(missing_preds - set(versions))):
             versions.setdefault(v.version_id, v)
         result = decide_documents(lineage_id, the_scope, t, k, current, candidates, earlier,
-                                  versions, citer(language, t))
+                                  versions, citer(language, t), language)
         if record:
             decision_id = vg.record_decision("document_evidence", lineage_id, result.as_dict())
             result = replace(result, decision_id=decision_id)

@@ -12,10 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from vigente.evidence.dates import check_language
 from vigente.evidence.documents import successors_known_at
 from vigente.evidence.records import DocumentVersion, Relation
+from vigente.evidence.wording import article, gender, italian_from, known_phrase, on_day
 from vigente.kernel.decision import interpretation_for
 from vigente.kernel.evidence import Interpretation, Status
+from vigente.kernel.statement import moment
 from vigente.kernel.values import Scope
 from vigente.kernel.versions import ExclusionReason, Version, admissibility
 from vigente.time import Instant
@@ -132,8 +135,10 @@ def decide_documents(
     earlier: list[Version] | None,
     versions: dict[str, DocumentVersion],
     cite: Citer,
+    language: str = "en",
 ) -> DocumentEvidence:
-    """Turn kernel candidates (one timeline per document version) into document evidence."""
+    """Turn kernel candidates (one timeline per document version) into document evidence,
+    its statement in ``language`` (that of ``cite``'s citations)."""
     successors = successors_known_at(list(versions.values()), k)
     best: dict[str, tuple[int, Version, str | None]] = {}
     for snapshot in candidates:
@@ -191,7 +196,7 @@ def decide_documents(
     )
     evidence = DocumentEvidence(lineage, scope, t, k, now, status, interpretation, in_force,
                                 revoked_by, admitted, excluded, "")
-    return replace(evidence, statement=_statement(evidence))
+    return replace(evidence, statement=_statement(evidence, language))
 
 
 _LEGAL_REASONS = {Relation.REVOKES: "revoked", Relation.CORRECTS: "corrected"}
@@ -225,28 +230,58 @@ def _inherit_family_reasons(rows: list[DocumentRow]) -> tuple[DocumentRow, ...]:
     return tuple(result)
 
 
-def _statement(e: DocumentEvidence) -> str:
+def _statement(e: DocumentEvidence, language: str) -> str:
+    """The statement, frame and citations in one language (the citations are already in it)."""
     subject = e.lineage if not e.scope.items else f"{e.lineage} [{e.scope}]"
-    t, k = e.valid_at, e.known_at
     cites = {r.version.version_id: r.citation for r in e.admitted}
+    on_t = on_day(e.valid_at, language)
+    known = known_phrase(e.known_at, e.now, language)
+    italian = check_language(language) == "it"
     if e.status is Status.MISSING:
         if e.revoked_by is not None:
-            return (f"No version of {subject} is in force on {t}: it was revoked by "
-                    f"{e.revoked_by.label} from {e.revoked_by.valid_from} (as known on {k}).")
-        return f"No version of {subject} is in force on {t} as known on {k} — no record, not zero."
+            act = e.revoked_by
+            if italian:
+                by = article(act.label, "da") if gender(act.label) != "?" else f"da {act.label}"
+                return (f"Nessuna versione di {subject} è in vigore {on_t}: è stata abrogata "
+                        f"{by} {italian_from(act.valid_from.date)} — {known}.")
+            return (f"No version of {subject} is in force {on_t}: it was revoked by "
+                    f"{act.label} from {moment(act.valid_from)} — {known}.")
+        if italian:
+            return (f"Nessuna versione di {subject} è in vigore {on_t}, {known}: nessun atto "
+                    "registrato, non zero.")
+        return f"No version of {subject} is in force {on_t} {known} — no record, not zero."
     if e.status is Status.CONFLICT:
         listed = "; ".join(cites.get(v.version_id, v.label) for v in e.in_force)
-        return (f"Conflict: {len(e.in_force)} versions of {subject} claim to be in force on {t} "
-                f"as known on {k}: {listed}. Report both; do not merge them.")
+        n = len(e.in_force)
+        if italian:
+            every = "entrambe" if n == 2 else "tutte"
+            return (f"Conflitto: {n} versioni di {subject} risultano in vigore {on_t}, {known}: "
+                    f"{listed}. Riportarle {every}; non unirle.")
+        every = "both" if n == 2 else "all of them"
+        return (f"Conflict: {n} versions of {subject} claim to be in force {on_t} "
+                f"{known}: {listed}. Report {every}; do not merge them.")
     parts = [cites.get(v.version_id, v.label) for v in e.in_force]
-    label = e.interpretation
-    head = {
-        Interpretation.CURRENT: f"In force on {t}",
-        Interpretation.HISTORICAL: f"In force on {t} (a past date)",
-        Interpretation.RETROSPECTIVE: f"In force on {t} (learned after that date)",
-        Interpretation.KNOWN_THEN: f"As known on {k}, in force on {t}",
-        Interpretation.ANNOUNCED_FUTURE: f"Announced to be in force on {t}",
-        Interpretation.PROJECTED: f"Expected to be in force on {t} (no change announced)",
-    }.get(label, f"In force on {t}")
-    text = f"{head}: " + "; together with ".join(parts)
-    return text + f" (as known on {k})."
+    joiner = "; insieme a " if italian else "; together with "
+    listed = joiner.join(parts)
+    if e.interpretation is Interpretation.KNOWN_THEN:  # the knowledge date leads
+        return f"{known[:1].upper()}{known[1:]}, {'in vigore' if italian else 'in force'} " \
+               f"{on_t}: {listed}."
+    heads = _IT_HEADS if italian else _EN_HEADS
+    head = heads.get(e.interpretation, heads[Interpretation.CURRENT])
+    return f"{head.format(on_t=on_t)}: {listed} — {known}."
+
+
+_EN_HEADS = {
+    Interpretation.CURRENT: "In force {on_t}",
+    Interpretation.HISTORICAL: "In force {on_t} (a past date)",
+    Interpretation.RETROSPECTIVE: "In force {on_t} (learned after that date)",
+    Interpretation.ANNOUNCED_FUTURE: "Announced to be in force {on_t}",
+    Interpretation.PROJECTED: "Expected to be in force {on_t} (no change announced)",
+}
+_IT_HEADS = {
+    Interpretation.CURRENT: "In vigore {on_t}",
+    Interpretation.HISTORICAL: "In vigore {on_t} (una data passata)",
+    Interpretation.RETROSPECTIVE: "In vigore {on_t} (appreso dopo quella data)",
+    Interpretation.ANNOUNCED_FUTURE: "In vigore {on_t}, come annunciato",
+    Interpretation.PROJECTED: "In vigore {on_t} salvo modifiche (nessuna modifica annunciata)",
+}

@@ -8,8 +8,9 @@ from collections.abc import Sequence
 from vigente.kernel.evidence import Evidence, Interpretation, Status
 from vigente.kernel.values import JSONValue
 from vigente.kernel.versions import Version
+from vigente.time import Instant
 
-__all__ = ["format_value", "statement_for"]
+__all__ = ["as_known", "format_value", "moment", "statement_for"]
 
 
 def format_value(value: JSONValue) -> str:
@@ -18,6 +19,22 @@ def format_value(value: JSONValue) -> str:
     if type(value) is int:  # the common case, spelt the same by JSON and str()
         return str(value)
     return json.dumps(value, ensure_ascii=False)
+
+
+def moment(at: Instant) -> str:
+    """An instant as a reader wants it: ``2025-02-20`` at midnight UTC, else UTC to the minute
+    (``2026-12-01 07:18 UTC``); the exact instant stays in the JSON."""
+    if at.is_date or at.micros % 86_400_000_000 == 0:
+        return at.date.isoformat()
+    return at.datetime.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def as_known(k: Instant, now: Instant) -> str:
+    """ "as known now (…)" for a current answer (``k`` is the moment asked), else "as known on
+    …"; the time in brackets keeps the sentence true when it is read later."""
+    if k == now:
+        return f"as known now ({moment(k)})"
+    return f"as known on {moment(k)}"
 
 
 def _period(version: Version) -> str:
@@ -36,17 +53,18 @@ def statement_for(evidence: Evidence, support: Sequence[Sequence[Version]]) -> s
     """Word ``evidence``; ``support[i]`` are the admitted rows that give ``values[i]``."""
     e = evidence
     subject = e.lineage if not e.scope.items else f"{e.lineage} [{e.scope}]"
-    t, k = e.valid_at, e.known_at
+    t, k = moment(e.valid_at), moment(e.known_at)
+    known = as_known(e.known_at, e.now)
     if e.status is Status.MISSING:
         # Nothing learned after k may leak into an answer at k (invariant 2).
-        return f"No record of {subject} on {t} as known on {k} — no record, not zero."
+        return f"No record of {subject} on {t} {known} — no record, not zero."
     if e.status is Status.CONFLICT:
         alternatives = "; ".join(
             f"{format_value(value)} ({_support(rows)})"
             for value, rows in zip(e.values, support, strict=True)
         )
         return (
-            f"Conflict: the sources disagree on {subject} on {t} as known on {k}: "
+            f"Conflict: the sources disagree on {subject} on {t} {known}: "
             f"{alternatives}. No precedence rule resolves it: report every alternative, "
             "do not pick, merge or average them."
         )
@@ -56,18 +74,18 @@ def statement_for(evidence: Evidence, support: Sequence[Sequence[Version]]) -> s
     backing = _support(rows)
     label = e.interpretation
     if label is Interpretation.CURRENT:
-        text = f"{subject} is {shown} on {t} ({backing}), as known on {k}."
+        text = f"{subject} is {shown} on {t} ({backing}), {known}."
     elif label is Interpretation.HISTORICAL:
-        text = f"{subject} was {shown} on {t} ({backing}), as known on {k}."
+        text = f"{subject} was {shown} on {t} ({backing}), {known}."
     elif label is Interpretation.RETROSPECTIVE:
         before = (
-            "no record"
+            "had no record of it"
             if not e.earlier_values
-            else " or ".join(format_value(v) for v in e.earlier_values)
+            else "showed " + " or ".join(format_value(v) for v in e.earlier_values)
         )
         text = (
-            f"{subject} was {shown} on {t} ({backing}), as known on {k}. This was learned "
-            f"late: as known on {t} itself, the record showed {before}."
+            f"{subject} was {shown} on {t} ({backing}), {known}. This was learned "
+            f"late: as known on {t} itself, the record {before}."
         )
     elif label is Interpretation.KNOWN_THEN:
         text = (
@@ -77,14 +95,14 @@ def statement_for(evidence: Evidence, support: Sequence[Sequence[Version]]) -> s
     elif label is Interpretation.ANNOUNCED_FUTURE:
         start = min(v.valid_from for v in rows)
         text = (
-            f"{subject} is announced as {shown} from {start} ({backing}), as known on {k}. "
+            f"{subject} is announced as {shown} from {moment(start)} ({backing}), {known}. "
             f"Announced, not yet in force on {k}; an announcement may still change."
         )
     else:  # PROJECTED
         start = max(v.valid_from for v in rows)
         text = (
-            f"{subject} is projected to be {shown} on {t}: in force since {start} with no "
-            f"change announced as known on {k} ({backing})."
+            f"{subject} is projected to be {shown} on {t}: in force since {moment(start)} with no "
+            f"change announced, {known} ({backing})."
         )
     if e.precedence is not None:
         overruled = "; ".join(

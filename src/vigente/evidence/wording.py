@@ -1,0 +1,265 @@
+"""Statements wholly in the reader's language: times, knowledge qualifiers, Italian grammar.
+
+A statement is what an agent hands a model, so its frame and its citations speak one language:
+``In force on 2025-02-20 (a past date): Circular 7/2023, in force from 1 June 2023 …`` or
+``In vigore il 20 febbraio 2025 (una data passata): Circular 7/2023, in vigore dal 1° giugno
+2023 …`` — never "in vigore dal" inside an English frame. A current answer reads "as known now
+(2026-12-01 07:18 UTC)" rather than a microsecond timestamp; the exact instants stay in the
+JSON. Official references ("Circular 7/2023") are the document's own name and are not
+translated.
+
+The English wording of fact evidence is the kernel's (:mod:`vigente.kernel.statement`);
+:func:`fact_statement` words the same evidence in Italian, and :func:`in_language` returns the
+evidence with its statement in the language asked for.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Literal
+
+from vigente.evidence.dates import Language, check_language, format_date
+from vigente.evidence.references import reference_key
+from vigente.kernel.evidence import Evidence, Interpretation, Status
+from vigente.kernel.statement import as_known, format_value, moment
+from vigente.kernel.values import canonical_json
+from vigente.kernel.versions import Version
+from vigente.time import Instant
+
+__all__ = [
+    "Gender",
+    "article",
+    "fact_statement",
+    "gender",
+    "in_language",
+    "italian_from",
+    "italian_on",
+    "known_phrase",
+    "on_day",
+    "participle",
+]
+
+_MICROS_PER_DAY = 86_400_000_000
+
+
+# -- Italian grammar: article, articulated preposition and participle agree with the act ----
+_FEMININE_KINDS = {
+    "circular",
+    "law",
+    "directive",
+    "decision",
+    "resolution",
+    "determination",
+    "order",
+    "communication",
+    "recommendation",
+    "note",
+    "instruction",
+    "provision",
+    "policy",
+}
+_MASCULINE_KINDS = {
+    "regulation",
+    "decree",
+    "legislative decree",
+    "decree-law",
+    "notice",
+    "measure",
+    "memorandum",
+    "act",
+}
+Gender = Literal["f", "m", "?"]
+
+
+def gender(reference: str) -> Gender:
+    """The grammatical gender of an act's kind in Italian ("?" when the kind is unknown)."""
+    kind, _ = reference_key(reference)
+    if kind in _FEMININE_KINDS:
+        return "f"
+    if kind in _MASCULINE_KINDS:
+        return "m"
+    return "?"
+
+
+def article(reference: str, preposition: str = "") -> str:
+    """ "la Circolare", "dalla Circolare", "il Regolamento", "dal Regolamento", "l'Ordinanza"."""
+    kind = gender(reference)
+    first = reference.lstrip()[:1].lower()
+    second = reference.lstrip()[1:2].lower()
+    if kind == "?":
+        return f"{preposition or ''}{' ' if preposition else ''}{reference}".strip()
+    if first in "aeiouh":
+        word = "l'"
+    elif kind == "f":
+        word = "la "
+    elif first == "z" or (first == "s" and second not in "aeiou"):
+        word = "lo "
+    else:
+        word = "il "
+    if preposition == "da":
+        word = {"l'": "dall'", "la ": "dalla ", "lo ": "dallo ", "il ": "dal "}[word]
+    return f"{word}{reference}"
+
+
+def participle(stem: str, reference: str) -> str:
+    """ "sostituita" for a circular, "sostituito" for a regulation."""
+    return stem + ("a" if gender(reference) == "f" else "o")
+
+
+def _elided(day: int) -> bool:
+    # "l'8 marzo", "l'11 marzo": the article elides before a vowel sound.
+    return day in (8, 11)
+
+
+def italian_on(day: _dt.date) -> str:
+    """ "il 3 marzo 2025", "l'8 marzo 2025", "l'11 marzo 2025"."""
+    return ("l'" if _elided(day.day) else "il ") + format_date(day, "it")
+
+
+def italian_from(day: _dt.date) -> str:
+    """ "dal 3 marzo 2025", "dall'8 marzo 2025", "dal 1° marzo 2025"."""
+    return ("dall'" if _elided(day.day) else "dal ") + format_date(day, "it")
+
+
+def _italian_at(day: _dt.date) -> str:
+    """ "al 3 marzo 2025", "all'8 marzo 2025" (as in "come noto al …")."""
+    return ("all'" if _elided(day.day) else "al ") + format_date(day, "it")
+
+
+def _clock(at: Instant) -> str | None:
+    """ "07:18 UTC", or ``None`` for a date (midnight UTC)."""
+    if at.is_date or at.micros % _MICROS_PER_DAY == 0:
+        return None
+    return at.datetime.strftime("%H:%M UTC")
+
+
+def _italian_moment(at: Instant, prefix: str) -> str:
+    day = at.date
+    head = {"il": italian_on, "dal": italian_from, "al": _italian_at}[prefix](day)
+    clock = _clock(at)
+    return head if clock is None else f"{head} alle {clock}"
+
+
+# -- the pieces of a statement, in either language ------------------------------------------
+def on_day(at: Instant, language: str) -> str:
+    """ "on 2025-02-20" / "il 20 febbraio 2025" (with the time to the minute when not midnight)."""
+    lang = check_language(language)
+    return f"on {moment(at)}" if lang == "en" else _italian_moment(at, "il")
+
+
+def _since(at: Instant, lang: Language) -> str:
+    return f"from {moment(at)}" if lang == "en" else _italian_moment(at, "dal")
+
+
+def known_phrase(k: Instant, now: Instant, language: str) -> str:
+    """ "as known now (2026-12-01 07:18 UTC)" when ``k`` is the moment the question was asked,
+    else "as known on 2025-02-20"; in Italian "come noto ora (…)" / "come noto al …"."""
+    lang = check_language(language)
+    if lang == "en":
+        return as_known(k, now)
+    if k == now:
+        clock = _clock(k)
+        day = format_date(k.date, "it")
+        return f"come noto ora ({day if clock is None else f'{day}, {clock}'})"
+    return "come noto " + _italian_moment(k, "al")
+
+
+# -- fact evidence in Italian ---------------------------------------------------------------
+def _period_it(version: Version) -> str:
+    start = _italian_moment(version.valid_from, "dal")
+    if version.valid_to is None:
+        return f"valido {start}"
+    return f"valido {start} fino {_italian_moment(version.valid_to, 'al')} (escluso)"
+
+
+def _support_it(versions: Sequence[Version]) -> str:
+    return "; ".join(f"fonte: {v.source}, {_period_it(v)}" for v in versions)
+
+
+def _support_of(evidence: Evidence) -> list[list[Version]]:
+    """The admitted rows that back each value, as the kernel's wording groups them."""
+    keys = [canonical_json(v.value) for v in evidence.admitted]
+    return [
+        [v for v, key in zip(evidence.admitted, keys, strict=True) if key == canonical_json(value)]
+        for value in evidence.values
+    ]
+
+
+def fact_statement(evidence: Evidence, language: str) -> str:
+    """The statement of fact evidence in ``language`` ("en": the kernel's own wording)."""
+    lang = check_language(language)
+    if lang == "en":
+        return evidence.statement
+    e = evidence
+    subject = e.lineage if not e.scope.items else f"{e.lineage} [{e.scope}]"
+    on_t = _italian_moment(e.valid_at, "il")
+    known = known_phrase(e.known_at, e.now, "it")
+    if e.status is Status.MISSING:
+        return f"Nessun dato per {subject} {on_t}, {known}: nessun valore registrato, non zero."
+    support = _support_of(e)
+    if e.status is Status.CONFLICT:
+        alternatives = "; ".join(
+            f"{format_value(value)} ({_support_it(rows)})"
+            for value, rows in zip(e.values, support, strict=True)
+        )
+        return (
+            f"Conflitto: le fonti non concordano su {subject} {on_t}, {known}: {alternatives}. "
+            "Nessuna regola di precedenza lo risolve: riportare ogni alternativa, senza "
+            "sceglierne una, unirle o farne la media."
+        )
+    shown = format_value(e.values[0])
+    rows = support[0]
+    backing = _support_it(rows)
+    label = e.interpretation
+    if label is Interpretation.CURRENT:
+        text = f"{subject} è {shown} {on_t} ({backing}), {known}."
+    elif label is Interpretation.HISTORICAL:
+        text = f"{subject} era {shown} {on_t} ({backing}), {known}."
+    elif label is Interpretation.RETROSPECTIVE:
+        before = (
+            "non aveva alcun dato"
+            if not e.earlier_values
+            else "riportava " + " o ".join(format_value(v) for v in e.earlier_values)
+        )
+        text = (
+            f"{subject} era {shown} {on_t} ({backing}), {known}. Appreso in ritardo: come noto "
+            f"{_italian_moment(e.valid_at, 'al')} stesso, l'archivio {before}."
+        )
+    elif label is Interpretation.KNOWN_THEN:
+        text = (
+            f"Come noto {_italian_moment(e.known_at, 'al')}, l'archivio riportava {subject} "
+            f"pari a {shown} {on_t} ({backing}). È ciò che l'archivio conteneva allora, non "
+            "necessariamente ciò che era vero."
+        )
+    elif label is Interpretation.ANNOUNCED_FUTURE:
+        start = min(v.valid_from for v in rows)
+        text = (
+            f"{subject} è annunciato pari a {shown} {_since(start, 'it')} ({backing}), {known}. "
+            f"Annunciato, non ancora in vigore {_italian_moment(e.known_at, 'al')}; un annuncio "
+            "può ancora cambiare."
+        )
+    else:  # PROJECTED
+        start = max(v.valid_from for v in rows)
+        text = (
+            f"{subject} è previsto pari a {shown} {on_t}, salvo modifiche: in vigore "
+            f"{_since(start, 'it')} senza modifiche annunciate, {known} ({backing})."
+        )
+    if e.precedence is not None:
+        overruled = "; ".join(
+            f"{format_value(v.value)} (fonte: {v.source})" for v in e.precedence.overruled
+        )
+        text += (
+            " Le fonti non concordavano; la regola di precedenza "
+            f"{' > '.join(e.precedence.rule.sources)} ha mantenuto {e.precedence.kept_source} "
+            f"e scartato {overruled}."
+        )
+    return text
+
+
+def in_language(evidence: Evidence, language: str) -> Evidence:
+    """``evidence`` with its statement worded in ``language`` (the same evidence for "en")."""
+    if check_language(language) == "en":
+        return evidence
+    return replace(evidence, statement=fact_statement(evidence, language))
