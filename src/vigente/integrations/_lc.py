@@ -48,9 +48,14 @@ def _key(message: BaseMessage, index: int) -> str:
 
 def turn_of(message: AIMessage, index: int = 0) -> Turn:
     """A model response as a recorder turn (its tool calls with their ids)."""
-    calls = tuple(Call(str(c.get("id") or f"{_key(message, index)}-call{n}"), c["name"],
-                       dict(c.get("args") or {}))
-                  for n, c in enumerate(message.tool_calls))
+    calls = tuple(
+        Call(
+            str(c.get("id") or f"{_key(message, index)}-call{n}"),
+            c["name"],
+            dict(c.get("args") or {}),
+        )
+        for n, c in enumerate(message.tool_calls)
+    )
     return Turn(_key(message, index), message.text if message.content else "", calls)
 
 
@@ -108,9 +113,20 @@ class ThreadRecorders:
     """The recorders of one participant, keyed by conversation: a fixed ``conversation``, or
     the LangGraph ``thread_id`` of the running graph (``prefix`` + thread id)."""
 
-    def __init__(self, vg: Vigente, *, conversation: str | None, account: str,
-                 participant: str, model: str, provider: str, mode: str,
-                 budget: int | None, policy: Policy | None, prefix: str = "") -> None:
+    def __init__(
+        self,
+        vg: Vigente,
+        *,
+        conversation: str | None,
+        account: str,
+        participant: str,
+        model: str,
+        provider: str,
+        mode: str,
+        budget: int | None,
+        policy: Policy | None,
+        prefix: str = "",
+    ) -> None:
         self.vg = vg
         self.conversation = conversation
         self.account = account
@@ -136,23 +152,32 @@ class ThreadRecorders:
                 config = None
         thread = ((config or {}).get("configurable") or {}).get("thread_id")
         if thread is None:
-            raise InvalidInput("no conversation to record into: give conversation=… or run "
-                               "the graph with a thread_id (config={'configurable': "
-                               "{'thread_id': …}})")
+            raise InvalidInput(
+                "no conversation to record into: give conversation=… or run "
+                "the graph with a thread_id (config={'configurable': "
+                "{'thread_id': …}})"
+            )
         return f"{self.prefix}{thread}"
 
     def recorder(self, conversation: str) -> Recorder:
         with self._lock:
             found = self._recorders.get(conversation)
             if found is None:
-                found = Recorder(self.vg.runtime, conversation, account=self.account,
-                                 participant=self.participant, model=self.model,
-                                 provider=self.provider, mode=self.mode)
+                found = Recorder(
+                    self.vg.runtime,
+                    conversation,
+                    account=self.account,
+                    participant=self.participant,
+                    model=self.model,
+                    provider=self.provider,
+                    mode=self.mode,
+                )
                 self._recorders[conversation] = found
             return found
 
-    def prepare(self, messages: Sequence[BaseMessage], state: Any,
-                config: RunnableConfig | None = None) -> Assembled:
+    def prepare(
+        self, messages: Sequence[BaseMessage], state: Any, config: RunnableConfig | None = None
+    ) -> Assembled:
         """Record what the state holds that the graph does not, and assemble the next
         request on the state's branch (a new fork when the state left it)."""
         started = time.perf_counter()
@@ -161,11 +186,18 @@ class ThreadRecorders:
         branch = rec.sync(_branch(state, rec), to_items(messages))
         t0 = time.perf_counter()
         assembly = self.vg.assembly.assemble(
-            conversation, branch, self.participant, mode=self.mode, format="langchain",
-            budget=self.budget, policy=self.policy)
+            conversation,
+            branch,
+            self.participant,
+            mode=self.mode,
+            format="langchain",
+            budget=self.budget,
+            policy=self.policy,
+        )
         assembly_ms = (time.perf_counter() - t0) * 1000
-        return Assembled(conversation, branch, assembled_messages(assembly, rec), assembly,
-                         started, assembly_ms)
+        return Assembled(
+            conversation, branch, assembled_messages(assembly, rec), assembly, started, assembly_ms
+        )
 
     def record_response(self, prepared: Assembled, response: Sequence[BaseMessage]) -> None:
         """Record the model's answer as a turn of the branch the request was assembled on,
@@ -180,8 +212,9 @@ class ThreadRecorders:
                 turns.append(turn_of(m))
         rec.append(prepared.branch, turns)
 
-    def record_result(self, message: ToolMessage, state: Any,
-                      config: RunnableConfig | None = None) -> None:
+    def record_result(
+        self, message: ToolMessage, state: Any, config: RunnableConfig | None = None
+    ) -> None:
         """Keep a tool's output as its call's artifact, as the tool returned it."""
         rec = self.recorder(self.conversation_of(config))
         rec.append(_branch(state, rec), [result_of(message)])

@@ -60,16 +60,34 @@ class VigenteMiddleware(AgentMiddleware[VigenteAgentState, Any, Any]):
 
     state_schema = VigenteAgentState
 
-    def __init__(self, vg: Vigente, *, participant: str = "agent", model: str = "unknown",
-                 provider: str = "openai", account: str = "default",
-                 conversation: str | None = None, prefix: str = "", mode: str = "chat",
-                 budget: int | None = None, policy: Policy | None = None) -> None:
+    def __init__(
+        self,
+        vg: Vigente,
+        *,
+        participant: str = "agent",
+        model: str = "unknown",
+        provider: str = "openai",
+        account: str = "default",
+        conversation: str | None = None,
+        prefix: str = "",
+        mode: str = "chat",
+        budget: int | None = None,
+        policy: Policy | None = None,
+    ) -> None:
         super().__init__()
         self.vg = vg
-        self.threads = ThreadRecorders(vg, conversation=conversation, account=account,
-                                       participant=participant, model=model,
-                                       provider=provider, mode=mode, budget=budget,
-                                       policy=policy, prefix=prefix)
+        self.threads = ThreadRecorders(
+            vg,
+            conversation=conversation,
+            account=account,
+            participant=participant,
+            model=model,
+            provider=provider,
+            mode=mode,
+            budget=budget,
+            policy=policy,
+            prefix=prefix,
+        )
         #: Milliseconds of the last model call: ``total`` (the whole wrapper), ``model``
         #: (the handler), ``assembly`` and ``overhead`` (the rest: recording, conversion).
         self.last_timings: dict[str, float] = {}
@@ -79,16 +97,24 @@ class VigenteMiddleware(AgentMiddleware[VigenteAgentState, Any, Any]):
         prepared = self.threads.prepare(request.messages, request.state)
         return prepared, request.override(messages=cast("list[AnyMessage]", prepared.messages))
 
-    def _finish(self, prepared: Assembled, response: ModelResponse[Any],
-                model_started: float, model_ended: float) -> ExtendedModelResponse[Any]:
+    def _finish(
+        self,
+        prepared: Assembled,
+        response: ModelResponse[Any],
+        model_started: float,
+        model_ended: float,
+    ) -> ExtendedModelResponse[Any]:
         self.threads.record_response(prepared, response.result)
         ended = time.perf_counter()
         total = (ended - prepared.started) * 1000
         model = (model_ended - model_started) * 1000
-        self.last_timings = {"total": total, "model": model, "assembly": prepared.assembly_ms,
-                             "overhead": total - model - prepared.assembly_ms}
-        update = {"vigente_branch": prepared.branch,
-                  "vigente_assembly_id": prepared.assembly.id}
+        self.last_timings = {
+            "total": total,
+            "model": model,
+            "assembly": prepared.assembly_ms,
+            "overhead": total - model - prepared.assembly_ms,
+        }
+        update = {"vigente_branch": prepared.branch, "vigente_assembly_id": prepared.assembly.id}
         return ExtendedModelResponse(model_response=response, command=Command(update=update))
 
     def wrap_model_call(
@@ -114,8 +140,9 @@ class VigenteMiddleware(AgentMiddleware[VigenteAgentState, Any, Any]):
     # -- tool calls ---------------------------------------------------------------------
     def _failed(self, request: ToolCallRequest, error: BaseException) -> None:
         call_id = str(request.tool_call.get("id") or "")
-        message = ToolMessage(content=f"{type(error).__name__}: {error}", tool_call_id=call_id,
-                              status="error")
+        message = ToolMessage(
+            content=f"{type(error).__name__}: {error}", tool_call_id=call_id, status="error"
+        )
         self.threads.record_result(message, request.state, request.runtime.config)
 
     def _done(self, request: ToolCallRequest, result: ToolMessage | Command[Any]) -> None:

@@ -56,19 +56,36 @@ class VigenteContext:
     other options are :class:`~vigente.integrations.langchain.VigenteMiddleware`'s.
     """
 
-    def __init__(self, vg: Vigente, *, participant: str = "agent", model: str = "unknown",
-                 provider: str = "openai", account: str = "default",
-                 conversation: str | None = None, prefix: str = "", mode: str = "chat",
-                 budget: int | None = None, policy: Policy | None = None) -> None:
+    def __init__(
+        self,
+        vg: Vigente,
+        *,
+        participant: str = "agent",
+        model: str = "unknown",
+        provider: str = "openai",
+        account: str = "default",
+        conversation: str | None = None,
+        prefix: str = "",
+        mode: str = "chat",
+        budget: int | None = None,
+        policy: Policy | None = None,
+    ) -> None:
         self.vg = vg
-        self.threads = ThreadRecorders(vg, conversation=conversation, account=account,
-                                       participant=participant, model=model,
-                                       provider=provider, mode=mode, budget=budget,
-                                       policy=policy, prefix=prefix)
+        self.threads = ThreadRecorders(
+            vg,
+            conversation=conversation,
+            account=account,
+            participant=participant,
+            model=model,
+            provider=provider,
+            mode=mode,
+            budget=budget,
+            policy=policy,
+            prefix=prefix,
+        )
         self._last: dict[str, Assembled] = {}
 
-    def assemble(self, state: dict[str, Any], config: RunnableConfig | None = None
-                 ) -> Assembled:
+    def assemble(self, state: dict[str, Any], config: RunnableConfig | None = None) -> Assembled:
         """Record the state's new messages and assemble the next request (for a model node
         that calls the model itself)."""
         prepared = self.threads.prepare(state.get("messages") or [], state, config)
@@ -78,9 +95,11 @@ class VigenteContext:
     def pre_model_hook(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         """A node: the assembled request as ``llm_input_messages``."""
         prepared = self.assemble(state, config)
-        return {"llm_input_messages": prepared.messages,
-                "vigente_branch": prepared.branch,
-                "vigente_assembly_id": prepared.assembly.id}
+        return {
+            "llm_input_messages": prepared.messages,
+            "vigente_branch": prepared.branch,
+            "vigente_assembly_id": prepared.assembly.id,
+        }
 
     def post_model_hook(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         """A node: record the model's turn on the request's branch now, and mark it with the

@@ -65,8 +65,7 @@ class Turn:
     calls: tuple[Call, ...] = ()
 
     def fingerprint(self) -> str:
-        return _hash(["turn", self.text,
-                      [[c.key, c.name, dict(c.arguments)] for c in self.calls]])
+        return _hash(["turn", self.text, [[c.key, c.name, dict(c.arguments)] for c in self.calls]])
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,9 +130,18 @@ class Recorder:
     (records written by others are read when a branch is first seen).
     """
 
-    def __init__(self, runtime: Runtime, conversation: str, *, account: str,
-                 participant: str, model: str = "unknown", provider: str = "openai",
-                 root: str = "main", mode: str = "chat") -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        conversation: str,
+        *,
+        account: str,
+        participant: str,
+        model: str = "unknown",
+        provider: str = "openai",
+        root: str = "main",
+        mode: str = "chat",
+    ) -> None:
         self.runtime = runtime
         self.conversation = conversation
         self.account = account
@@ -164,8 +172,12 @@ class Recorder:
                     if n.KIND == "branch":
                         self._branches[n.id] = n.parent
                 if self.participant not in used.get("participant", set()):
-                    rt.add_participant(self.conversation, self.participant, model=self.model,
-                                       provider=self.provider)
+                    rt.add_participant(
+                        self.conversation,
+                        self.participant,
+                        model=self.model,
+                        provider=self.provider,
+                    )
                 if self.root not in self._branches:
                     rt.fork_branch(self.conversation, self.root)
                     self._branches[self.root] = None
@@ -233,13 +245,24 @@ class Recorder:
                     e.item = Turn(e.item.key, n.content, e.item.calls)
                     e.message = (n.id, n.seq)
                 elif n.role in ("user", "system"):
-                    entries.append(_Entry(Said(self._key(n.id), n.role, n.content),
-                                          "", n.seq, (n.id, n.seq), record=n.id))
+                    entries.append(
+                        _Entry(
+                            Said(self._key(n.id), n.role, n.content),
+                            "",
+                            n.seq,
+                            (n.id, n.seq),
+                            record=n.id,
+                        )
+                    )
             elif isinstance(n, ToolArtifact) and n.target_id in calls:
                 found = results.get(n.target_id)
                 if found is None:
-                    found = _Entry(Result(self._key(n.target_id), n.status, None), "",
-                                   n.anchor, record=n.target_id)
+                    found = _Entry(
+                        Result(self._key(n.target_id), n.status, None),
+                        "",
+                        n.anchor,
+                        record=n.target_id,
+                    )
                     results[n.target_id] = found
                     entries.append(found)
                 found.item = Result(found.item.key, n.status, None)
@@ -292,8 +315,11 @@ class Recorder:
         # The fork inherits the parent up to a message: one before everything it must not
         # hold (what it drops, and calls it holds unanswered, whose results it records itself)
         answered = {e.item.key for e in kept if isinstance(e.item, Result)}
-        open_turns = [e.position for e in kept if isinstance(e.item, Turn)
-                      and any(c.key not in answered for c in e.item.calls)]
+        open_turns = [
+            e.position
+            for e in kept
+            if isinstance(e.item, Turn) and any(c.key not in answered for c in e.item.calls)
+        ]
         limit = min([e.position for e in dropped] + open_turns, default=None)
         anchor: tuple[str, int] | None = None
         for e in kept:
@@ -355,19 +381,24 @@ class Recorder:
             return _Entry(item, item.fingerprint(), m.seq, (mid, m.seq), record=mid)
         if isinstance(item, Turn):
             rid = self._id("run", branch, item.key)
-            run = rt.start_run(c, rid, branch=branch, participant=self.participant,
-                               mode=self.mode)
+            run = rt.start_run(c, rid, branch=branch, participant=self.participant, mode=self.mode)
             e = _Entry(item, item.fingerprint(), run.seq, record=rid)
             for call in item.calls:
                 cid = self._id("tool_call", branch, call.key)
-                rt.record_tool_call(c, cid, run=rid, name=call.name,
-                                    arguments=dict(call.arguments),
-                                    raw_arguments=call.raw_arguments)
+                rt.record_tool_call(
+                    c,
+                    cid,
+                    run=rid,
+                    name=call.name,
+                    arguments=dict(call.arguments),
+                    raw_arguments=call.raw_arguments,
+                )
                 e.calls[call.key] = cid
             if item.text:
                 mid = self._id("message", branch, item.key)
-                m = rt.record_message(c, mid, branch=branch, role="assistant",
-                                      content=item.text, run=rid)
+                m = rt.record_message(
+                    c, mid, branch=branch, role="assistant", content=item.text, run=rid
+                )
                 e.message = (mid, m.seq)
             return e
         cid = self._call_of(branch, item.key)
@@ -379,5 +410,7 @@ class Recorder:
         for e in reversed(self._views[branch]):
             if isinstance(e.item, Turn) and key in e.calls:
                 return e.calls[key]
-        raise InvalidInput(f"a tool result for call {key!r}, which no model turn on branch "
-                         f"{branch!r} asked for: record the model turn first")
+        raise InvalidInput(
+            f"a tool result for call {key!r}, which no model turn on branch "
+            f"{branch!r} asked for: record the model turn first"
+        )
