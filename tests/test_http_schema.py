@@ -23,6 +23,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from tests.conformance.test_runtime import session
 from tests.http_server import running
 from vigente.http import ServiceConfig, create_app
 
@@ -79,6 +80,13 @@ def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str
                 "valid_from": "2023-06-01",
                 "published": "2023-05-12",
             },
+        ).raise_for_status()
+        # a conversation with two branches and one assembly, for the runtime endpoints
+        c.post("/v1/runtime/events", headers=auth, json={"events": session()}).raise_for_status()
+        c.post(
+            "/v1/assemble",
+            headers=auth,
+            json={"conversation": "trip-42", "branch": "main", "participant": "agent"},
         ).raise_for_status()
         yield url, key, request.param
 

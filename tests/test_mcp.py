@@ -23,7 +23,16 @@ from vigente import Vigente
 from vigente.evidence.documents import NewVersion
 from vigente.http import ServiceConfig, create_app
 
-TOOLS = {"ask_evidence", "search", "cite", "record_fact", "verify_answer"}
+TOOLS = {
+    "ask_evidence",
+    "search",
+    "cite",
+    "record_fact",
+    "verify_answer",
+    "record_event",
+    "assemble_context",
+    "explain_assembly",
+}
 ADMIN_KEY = "mcp-admin-key-0123456789abcdef"
 
 

@@ -5,7 +5,8 @@
   request carries a tenant's API key (``Authorization: Bearer vgk_…``, the keys of the HTTP
   API, with the same rate limit) and its tools see that tenant's store only.
 
-Tools: ``ask_evidence``, ``search``, ``cite``, ``record_fact``, ``verify_answer``; resources:
+Tools: ``ask_evidence``, ``search``, ``cite``, ``record_fact``, ``verify_answer``,
+``record_event``, ``assemble_context``, ``explain_assembly``; resources:
 ``vigente://lineages`` and ``vigente://lineages/{lineage}``. (The package is ``mcp_server``
 so that it never shadows the SDK's ``mcp``.)
 """

@@ -1,4 +1,4 @@
-"""The MCP server: vigente's evidence as tools and its lineages as resources.
+"""The MCP server: vigente's evidence and its agent runtime as tools, its lineages as resources.
 
 Built with the official SDK's :class:`MCPServer` (``mcp`` 2). Every tool calls the public
 :class:`~vigente.Vigente` API of one store, found per request by ``resolve(ctx)``: the store
@@ -14,13 +14,23 @@ from typing import Annotated, Any, Literal, TypeVar
 from mcp.server.mcpserver import Context, MCPServer, ResourceSecurity
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp_types import ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from vigente.api import Vigente
 from vigente.errors import InvalidInput, VigenteError
 from vigente.http import models as m
+from vigente.http._errors import ApiError
 from vigente.http._evidence import ask
 from vigente.http._review import verify_answer
+from vigente.http._runtime import (
+    AssembleIn,
+    Format,
+    Mode,
+    RuntimeEventIn,
+    apply_events,
+    assemble,
+    explain,
+)
 from vigente.kernel.values import JSONValue
 from vigente.retrieval import ALL_SCOPES
 
@@ -36,7 +46,11 @@ INSTRUCTIONS = (
     "`statement`, keeping its qualifiers (dates, 'announced', 'superseded', 'no record'). "
     "Quote sources with cite. Before sending an answer that states values or versions, call "
     "verify_answer and fix every finding. Record what you learned with record_fact. Dates are "
-    "YYYY-MM-DD or RFC 3339 timestamps with an offset."
+    "YYYY-MM-DD or RFC 3339 timestamps with an offset. "
+    "As an agent runtime: log what happens in a conversation (messages, runs, tool calls and "
+    "their results) with record_event, build the context of the next model call with "
+    "assemble_context and send its `messages` as they are, and ask explain_assembly why a "
+    "record did not reach the model."
 )
 
 Date = Annotated[
@@ -60,6 +74,13 @@ def _call(action: Callable[[], T]) -> T:
         return action()
     except VigenteError as exc:
         raise ToolError(str(exc)) from None
+    except ApiError as exc:
+        raise ToolError(exc.message) from None
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'input'}: {e['msg']}" for e in exc.errors()[:10]
+        )
+        raise ToolError(f"invalid arguments: {problems}") from None
     except UnicodeError:
         raise ToolError("a string is not valid Unicode text: send UTF-8 text") from None
 
@@ -343,6 +364,138 @@ def build_server(resolve: Resolver) -> MCPServer:
             return verify_answer(resolve(ctx), body)
 
         return _call(run)
+
+    @server.tool(annotations=_WRITE)
+    def record_event(
+        ctx: Context,
+        event: Annotated[
+            RuntimeEventIn | None,
+            Field(
+                description=(
+                    "one event of the runtime's event log: `event` names its kind and every kind "
+                    "but `conversation` names its `conversation`"
+                )
+            ),
+        ] = None,
+        events: Annotated[
+            list[RuntimeEventIn] | None,
+            Field(
+                min_length=1,
+                max_length=10_000,
+                description="or a batch of events, applied in order, all or nothing",
+            ),
+        ] = None,
+    ) -> dict[str, Any]:
+        """Log what happened in an agent conversation, so that assemble_context can build the
+        next model call from it. Give `event` (one) or `events` (a batch, all or nothing; a
+        refused event is named by its index and nothing is written). Kinds and their required
+        fields: conversation (id, account), participant (id, model), branch (id; parent,
+        fork_after), run (id, branch, participant, mode), message (id, branch, role
+        system|user|assistant, content), tool_call (id, run, name, arguments object),
+        tool_result (call, status succeeded|failed|deferred|pending, content), memory (id,
+        sources, summary), skill_state (run, skills), checkpoint (id, run, state), promote
+        (run, refs), share (ref, with). `at` (optional) is when it happened, with an offset."""
+
+        def run() -> dict[str, Any]:
+            if (event is None) == (events is None):
+                raise InvalidInput("give either `event` (one event) or `events` (a batch)")
+            batch = [event] if event is not None else list(events or [])
+            return apply_events(resolve(ctx), [e.model_dump(exclude_none=True) for e in batch])
+
+        return _call(run)
+
+    @server.tool(annotations=_WRITE)
+    def assemble_context(
+        ctx: Context,
+        conversation: Annotated[
+            str, Field(min_length=1, max_length=1024, description="the conversation's id")
+        ],
+        branch: Annotated[
+            str, Field(min_length=1, max_length=1024, description="the active branch, e.g. main")
+        ],
+        participant: Annotated[
+            str, Field(min_length=1, max_length=1024, description="whose model call this is")
+        ],
+        mode: Annotated[Mode, Field(description="the runtime mode of the call")] = "chat",
+        provider: Annotated[
+            str | None,
+            Field(max_length=256, description="the model provider (default: the participant's)"),
+        ] = None,
+        format: Annotated[  # noqa: A002
+            Format, Field(description="the request format of `messages`")
+        ] = "openai-chat",
+        budget: Annotated[
+            int | None, Field(ge=1, description="token budget (default: the policy's)")
+        ] = None,
+        rehydrate: Annotated[
+            list[str] | None,
+            Field(
+                description="artifact ids whose raw result you need again (the policy may "
+                "refuse, with a reason)"
+            ),
+        ] = None,
+        as_of: Annotated[
+            Date | None, Field(description="build from the graph as known then (default: now)")
+        ] = None,
+    ) -> dict[str, Any]:
+        """The context of the next model call of `participant` on `branch`, assembled by the
+        policy from the logged conversation and recorded: `messages` (send them as they are,
+        in `format`), `included` (each record and how it reached the model), `omitted` (each
+        left-out record with its reason: other_branch, participant_private, privacy, stale,
+        superseded, compacted, budget …) and `tokens` against transcript replay. Keep
+        `assembly_id` to ask explain_assembly about it."""
+
+        def run() -> dict[str, Any]:
+            body = AssembleIn(
+                conversation=conversation,
+                branch=branch,
+                participant=participant,
+                mode=mode,
+                provider=provider,
+                format=format,
+                budget=budget,
+                rehydrate=rehydrate or [],
+                as_of=as_of,
+            )
+            return assemble(resolve(ctx), body)
+
+        return _call(run)
+
+    @server.tool(annotations=_READ)
+    def explain_assembly(
+        ctx: Context,
+        assembly_id: Annotated[
+            str,
+            Field(
+                min_length=1, max_length=1024, description="an assembly_id from assemble_context"
+            ),
+        ],
+        why_not: Annotated[
+            str | None,
+            Field(max_length=1024, description="a record id: why did it not reach the model?"),
+        ] = None,
+        rebuild: Annotated[
+            bool,
+            Field(description="assemble again from the stored snapshot and policy: does it match?"),
+        ] = False,
+        diff_from: Annotated[
+            str | None,
+            Field(
+                max_length=1024,
+                description="an earlier assembly_id: what changed from it to this one",
+            ),
+        ] = None,
+    ) -> dict[str, Any]:
+        """A recorded assembly: the policy and snapshot, what was included as what and what
+        was omitted and why (each decision names its rule). With `why_not`: that record's
+        reason and rule, or why it was never a candidate. With `rebuild`: whether assembling
+        again gives the same selection. With `diff_from`: records added, removed and changed
+        since that earlier call. Give at most one of the three."""
+        return _call(
+            lambda: explain(
+                resolve(ctx), assembly_id, why_not=why_not, rebuild=rebuild, diff_from=diff_from
+            )
+        )
 
     lineage_security = ResourceSecurity(exempt_params={"lineage"})
 

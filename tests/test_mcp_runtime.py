@@ -1,0 +1,175 @@
+"""The runtime tools of the MCP server (record_event, assemble_context, explain_assembly) with
+the SDK's own client: over stdio (``vigente mcp`` in a subprocess) and over streamable HTTP
+(a real uvicorn server on loopback, with tenant keys: one tenant cannot reach another's)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
+
+from tests.conformance.test_runtime import session
+from tests.http_server import running
+from tests.test_mcp import _run, _text, _vigente_command
+from vigente import Vigente
+from vigente.http import ServiceConfig, create_app
+
+ADMIN_KEY = "mcp-runtime-admin-key-0123456789abcdef"
+C = "trip-42"
+
+
+async def _exercise(client: Client) -> None:
+    tools = {t.name: t for t in (await client.list_tools()).tools}
+    for name in ("record_event", "assemble_context", "explain_assembly"):
+        tool = tools[name]
+        assert tool.description and len(tool.description) > 200
+        assert "ctx" not in tool.input_schema["properties"]
+    assert tools["assemble_context"].input_schema["required"] == [
+        "conversation",
+        "branch",
+        "participant",
+    ]
+    modes = json.dumps(tools["assemble_context"].input_schema["properties"]["mode"])
+    assert "branch_send" in modes
+    assert tools["explain_assembly"].input_schema["required"] == ["assembly_id"]
+
+    events = session()
+    wrote = await client.call_tool("record_event", {"events": events[:-1]})
+    assert not wrote.is_error, _text(wrote)
+    assert wrote.structured_content["events"] == len(events) - 1
+    one = await client.call_tool("record_event", {"event": events[-1]})
+    assert not one.is_error and one.structured_content["by_kind"] == {"message": 1}
+    # a bad batch: named by its index, nothing written
+    bad = await client.call_tool(
+        "record_event",
+        {
+            "events": [
+                {
+                    "event": "message",
+                    "conversation": C,
+                    "id": "x1",
+                    "branch": "main",
+                    "role": "user",
+                    "content": "fine",
+                },
+                {
+                    "event": "message",
+                    "conversation": C,
+                    "id": "x2",
+                    "branch": "nowhere",
+                    "role": "user",
+                    "content": "lost",
+                },
+            ]
+        },
+    )
+    assert bad.is_error and "events[1]: unknown branch" in _text(bad)
+    neither = await client.call_tool("record_event", {})
+    assert neither.is_error and "either `event`" in _text(neither)
+
+    asm = await client.call_tool(
+        "assemble_context", {"conversation": C, "branch": "main", "participant": "agent"}
+    )
+    assert not asm.is_error, _text(asm)
+    data: dict[str, Any] = asm.structured_content
+    assert {d["ref"]: d["reason"] for d in data["omitted"]}["t2"] == "other_branch"
+    assert "Book the 07:10 one." in json.dumps(data["messages"])
+    assert "fine" not in json.dumps(data["messages"])
+    early = await client.call_tool(
+        "assemble_context",
+        {
+            "conversation": C,
+            "branch": "main",
+            "participant": "agent",
+            "format": "anthropic",
+            "budget": 3000,
+            "as_of": "2026-10-05T08:06:00+00:00",
+            "rehydrate": ["t1"],
+        },
+    )
+    assert not early.is_error, _text(early)
+    assert early.structured_content["format"] == "anthropic"
+
+    aid = data["assembly_id"]
+    explained = await client.call_tool("explain_assembly", {"assembly_id": aid})
+    assert explained.structured_content["included"] == data["included"]
+    why = await client.call_tool("explain_assembly", {"assembly_id": aid, "why_not": "t2"})
+    assert why.structured_content["reason"] == "other_branch"
+    again = await client.call_tool("explain_assembly", {"assembly_id": aid, "rebuild": True})
+    assert again.structured_content["matches"] is True
+    diff = await client.call_tool(
+        "explain_assembly",
+        {"assembly_id": aid, "diff_from": early.structured_content["assembly_id"]},
+    )
+    assert "m3" in [d["ref"] for d in diff.structured_content["added"]]
+    both = await client.call_tool(
+        "explain_assembly", {"assembly_id": aid, "why_not": "t2", "rebuild": True}
+    )
+    assert both.is_error and "give one of" in _text(both)
+    unknown = await client.call_tool("explain_assembly", {"assembly_id": "asm_nope"})
+    assert unknown.is_error and "unknown assembly" in _text(unknown)
+    bad_mode = await client.call_tool(
+        "assemble_context",
+        {"conversation": C, "branch": "main", "participant": "agent", "mode": "rant"},
+    )
+    assert bad_mode.is_error
+
+
+def test_runtime_tools_over_stdio(tmp_path: Path) -> None:
+    db = tmp_path / "agent.db"
+    Vigente.open(db).close()
+    command = _vigente_command()
+    params = StdioServerParameters(command=command[0], args=[*command[1:], "--db", str(db), "mcp"])
+    _run(_exercise, params)
+    with Vigente.open(db) as vg:  # what the agent logged and assembled is in the store
+        assert [c.id for c in vg.runtime.conversations()] == [C]
+        assert len(vg.store.runtime_assembly_ids(C)) == 2
+        ids = {n.id for n in vg.runtime.graph(C).nodes}
+        assert "m3" in ids and "x1" not in ids
+
+
+def test_runtime_tools_over_http_per_tenant(tmp_path: Path) -> None:
+    app = create_app(ServiceConfig(tmp_path / "data", admin_key=ADMIN_KEY, rate=1000, burst=1000))
+    admin = {"Authorization": f"Bearer {ADMIN_KEY}"}
+    with running(app) as url, httpx.Client(base_url=url, timeout=60) as c:
+        keys = {}
+        for tenant in ("alpha", "beta"):
+            c.post("/v1/admin/tenants", json={"name": tenant}, headers=admin).raise_for_status()
+            keys[tenant] = c.post(
+                f"/v1/admin/tenants/{tenant}/keys", json={}, headers=admin
+            ).json()["key"]
+        _run(_exercise, url, keys["alpha"])
+        alpha = {"Authorization": f"Bearer {keys['alpha']}"}
+        [aid, _] = c.get(f"/v1/conversations/{C}/assemblies", headers=alpha).json()["assemblies"]
+
+        async def beta_reaches_nothing(client: Client) -> None:
+            asm = await client.call_tool(
+                "assemble_context", {"conversation": C, "branch": "main", "participant": "agent"}
+            )
+            assert asm.is_error and "unknown conversation" in _text(asm)
+            explained = await client.call_tool("explain_assembly", {"assembly_id": aid})
+            assert explained.is_error and "unknown assembly" in _text(explained)
+            why = await client.call_tool("explain_assembly", {"assembly_id": aid, "why_not": "t1"})
+            assert why.is_error
+            spy = await client.call_tool(
+                "record_event",
+                {
+                    "event": {
+                        "event": "message",
+                        "conversation": C,
+                        "id": "spy",
+                        "branch": "main",
+                        "role": "user",
+                        "content": "leak",
+                    }
+                },
+            )
+            assert spy.is_error and "unknown conversation" in _text(spy)
+
+        _run(beta_reaches_nothing, url, keys["beta"])
+        graph = c.get(f"/v1/conversations/{C}", headers=alpha).json()
+        assert "spy" not in {r["id"] for r in graph["records"]}
