@@ -31,6 +31,7 @@ _SCHEMA: dict[str, dict[str, type | tuple[type, ...]]] = {
     "recovery": {"protect": list, "protect_retry_critical": bool},
     "rehydration": {"max_bytes": int},
     "speakers": {"label_others": bool},
+    "retention": {"assembly_days": int},
 }
 
 
@@ -120,6 +121,8 @@ def _validate(doc: dict[str, Any], where: str) -> None:
         raise bad("recency values must be >= 0")
     if doc["rehydration"]["max_bytes"] < 0:
         raise bad("rehydration.max_bytes must be >= 0")
+    if doc["retention"]["assembly_days"] < 0:
+        raise bad("retention.assembly_days must be >= 0 (0: keep until the account is deleted)")
     if doc["freshness"]["stale"] not in ("marker", "omit"):
         raise bad('freshness.stale must be "marker" or "omit"')
     for name in ("raw", "summary"):

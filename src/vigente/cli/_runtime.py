@@ -207,9 +207,10 @@ def purge_account(ctx: click.Context, account: str, dry_run: bool) -> None:
 @click.pass_context
 def gc(ctx: click.Context, dry_run: bool, now: str | None) -> None:
     """Apply the retention classes: erase old raw bytes (tombstones stay), old checkpoints
-    and skill states, and blobs nothing refers to."""
+    and skill states, assemblies past their policy's [retention] days, and blobs nothing
+    refers to."""
     report = open_store(ctx).runtime.gc(now=now, dry_run=dry_run)
     verb = "would erase" if dry_run else "erased"
     click.echo(f"{verb} {report.contents} raw content(s), {report.records} record(s), "
-               f"{report.blobs} unreferenced blob(s)"
+               f"{report.blobs} unreferenced blob(s), {report.assemblies} expired assembly(ies)"
                + (f"; {report.compaction}" if report.compaction else ""))

@@ -1,21 +1,24 @@
 """Retention classes, garbage collection and account deletion: the runtime's only erasures.
 
 Retention is explicit per record kind (:data:`RETENTION`). GC erases what a class lets go
-(raw artifact bytes after their age, older checkpoints and skill states of a run) and blobs no
-content refers to; the artifact row itself stays as a tombstone (call, hashes, sizes), so the
-memories and promotions that cite it keep a valid reference. ``purge_account`` deletes every
-conversation of an account with all that belongs to it and then makes the freed bytes
-unreadable where the backend can (``Store.runtime_compact``).
+(raw artifact bytes after their age, older checkpoints and skill states of a run, assembly
+records after the days their own policy keeps them: its ``[retention] assembly_days``) and
+blobs no content refers to; the artifact row itself stays as a tombstone (call, hashes,
+sizes), so the memories and promotions that cite it keep a valid reference.
+``purge_account`` deletes every conversation of an account with all that belongs to it (its
+assemblies too) and then makes the freed bytes unreadable where the backend can
+(``Store.runtime_compact``).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from vigente.runtime.records import ContinuationCheckpoint, SkillState, ToolArtifact, from_record
-from vigente.time import Instant
+from vigente.time import Instant, parse_instant
 
 if TYPE_CHECKING:
     from vigente.runtime.service import Runtime
@@ -25,12 +28,13 @@ __all__ = ["RETENTION", "GCReport", "PurgeReport", "collect", "purge_account"]
 #: Retention class of each record kind: ``keep`` (until the account is deleted),
 #: ``raw:<days>`` (raw bytes erased after that many days, the record kept as a tombstone;
 #: ``secret`` artifacts use ``raw_secret``), ``latest:<days>`` (all but a run's latest record
-#: erased after that many days).
+#: erased after that many days), ``age:<days>`` (the record itself deleted after that many days:
+#: an assembly, unless the policy it was made under says otherwise in ``[retention]``).
 RETENTION: dict[str, str] = {
     "participant": "keep", "branch": "keep", "run": "keep", "message": "keep",
     "tool_call": "keep", "artifact": "raw:180", "raw_secret": "raw:30", "memory": "keep",
     "user_memory": "keep", "skill_state": "latest:30", "checkpoint": "latest:30",
-    "promotion": "keep", "share": "keep", "link": "keep",
+    "promotion": "keep", "share": "keep", "link": "keep", "assembly": "age:180",
 }
 
 
@@ -51,6 +55,7 @@ class GCReport:
     blobs: int
     dry_run: bool
     compaction: str | None
+    assemblies: int = 0
 
 
 def _days(rule: str) -> _dt.timedelta:
@@ -87,7 +92,7 @@ def _unreferenced_blobs(rt: Runtime, *, dry_run: bool) -> int:
 def collect(rt: Runtime, *, now: Instant, dry_run: bool = False) -> GCReport:
     """Apply :data:`RETENTION` as of ``now``."""
     store = rt.store
-    contents = records = 0
+    contents = records = assemblies = 0
     with rt.transaction():
         for conversation in store.runtime_conversations():
             rows = store.runtime_records(conversation.id,
@@ -117,9 +122,32 @@ def collect(rt: Runtime, *, now: Instant, dry_run: bool = False) -> GCReport:
                        is not None]
             contents += len(present)
             records += len(doomed)
+            expired = _expired_assemblies(rt, conversation.id, now)
+            assemblies += len(expired)
             if not dry_run:
                 store.delete_runtime_contents(conversation.id, present)
                 store.delete_runtime_records(conversation.id, doomed)
+                store.delete_runtime_assemblies(conversation.id, expired)
     blobs = _unreferenced_blobs(rt, dry_run=dry_run)
-    compaction = None if dry_run or not (contents or records or blobs) else store.runtime_compact()
-    return GCReport(contents, records, blobs, dry_run, compaction)
+    erased = contents or records or blobs or assemblies
+    compaction = None if dry_run or not erased else store.runtime_compact()
+    return GCReport(contents, records, blobs, dry_run, compaction, assemblies)
+
+
+def _expired_assemblies(rt: Runtime, conversation: str, now: Instant) -> list[str]:
+    """The assemblies of ``conversation`` older than their policy's ``assembly_days`` (the
+    policy document each one stored; :data:`RETENTION` when it names none)."""
+    default = _days(RETENTION["assembly"]).days
+    expired = []
+    for assembly_id in rt.store.runtime_assembly_ids(conversation):
+        found = rt.store.runtime_assembly(assembly_id)
+        if found is None:
+            continue
+        record = json.loads(found[1])
+        retention = record.get("policy_document", {}).get("retention", {})
+        days = retention.get("assembly_days", default)
+        if isinstance(days, int) and days > 0 and _older(
+            parse_instant(record["created_at"]), now, _dt.timedelta(days=days)
+        ):
+            expired.append(assembly_id)
+    return expired

@@ -476,6 +476,11 @@ class Store(ABC):
     def runtime_assembly_ids(self, conversation_id: str) -> list[str]:
         """The assemblies of a conversation, oldest first."""
 
+    @abstractmethod
+    def delete_runtime_assemblies(self, conversation_id: str, assembly_ids: list[str]) -> int:
+        """Delete these assemblies of the conversation (their retention has run out), in the
+        caller's transaction; how many rows went."""
+
     # -- helpers shared by backends ---------------------------------------------------------
     def __enter__(self) -> Store:
         return self

@@ -66,3 +66,11 @@ class PostgresAssembly:
             (conversation_id,),
         )
         return [r[0] for r in rows]
+
+    def delete_runtime_assemblies(self, conversation_id: str, assembly_ids: list[str]) -> int:
+        rows = self._fetch(
+            "DELETE FROM runtime_assemblies WHERE conversation_id = %s "
+            "AND assembly_id = ANY(%s) RETURNING assembly_id",
+            (conversation_id, list(assembly_ids)),
+        )
+        return len(rows)

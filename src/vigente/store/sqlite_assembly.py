@@ -67,3 +67,16 @@ class SQLiteAssembly:
                 (conversation_id,),
             ).fetchall()
         return [r[0] for r in rows]
+
+    def delete_runtime_assemblies(self, conversation_id: str, assembly_ids: list[str]) -> int:
+        deleted = 0
+        with self._lock:
+            for first in range(0, len(assembly_ids), 500):
+                chunk = assembly_ids[first : first + 500]
+                marks = ", ".join("?" * len(chunk))  # placeholders only; the ids are bound
+                deleted += self._conn.execute(
+                    "DELETE FROM runtime_assemblies WHERE conversation_id = ? "  # noqa: S608
+                    f"AND assembly_id IN ({marks})",
+                    (conversation_id, *chunk),
+                ).rowcount
+        return deleted
