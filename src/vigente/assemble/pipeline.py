@@ -101,6 +101,7 @@ class Context:
     exchange_of: dict[str, str] = field(default_factory=dict)  # artifact id -> call id
     memories_of: dict[str, list[str]] = field(default_factory=dict)  # call id -> memory ids
     decided: dict[str, Decision] = field(default_factory=dict)
+    protected: frozenset[str] = frozenset()  # refs the runtime mode keeps whatever the budget
 
     def privacy(self, unit: Unit) -> str:
         if unit.artifacts:
@@ -442,7 +443,9 @@ def fit_budget(
         droppable = [
             d
             for d in droppable
-            if d.ref != ctx.latest_user and not (d.kind == "memory" and d.as_ == "tool_exchange")
+            if d.ref != ctx.latest_user
+            and d.ref not in ctx.protected
+            and not (d.kind == "memory" and d.as_ == "tool_exchange")
         ]
         if not droppable:
             break

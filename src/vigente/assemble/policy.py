@@ -31,6 +31,7 @@ _SCHEMA: dict[str, dict[str, type | tuple[type, ...]]] = {
     "recovery": {"protect": list, "protect_retry_critical": bool},
     "rehydration": {"max_bytes": int},
     "speakers": {"label_others": bool},
+    "modes": {"moderators": list},
     "retention": {"assembly_days": int},
 }
 
@@ -133,6 +134,8 @@ def _validate(doc: dict[str, Any], where: str) -> None:
                 )
             if not isinstance(providers, list) or not all(isinstance(p, str) for p in providers):
                 raise bad(f"privacy.{name}.{cls} must be a list of provider names")
+    if not all(isinstance(m, str) for m in doc["modes"]["moderators"]):
+        raise bad("modes.moderators must be a list of participant ids or labels")
     for status in doc["recovery"]["protect"]:
         if status not in ("pending", "failed", "deferred"):
             raise bad(f"recovery.protect: {status!r} is not pending, failed or deferred")

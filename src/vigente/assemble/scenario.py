@@ -4,7 +4,9 @@ assembled and checked — so a user adds a scenario without writing Python.
 An ``expect`` line names the request (``branch``, ``participant``; optional ``mode``,
 ``provider``, ``format``, ``budget``, ``rehydrate``, ``as_of``, ``policy`` as a policy document)
 and what must hold: ``must`` (strings that must reach the model), ``must_not`` (strings that must
-not), ``included`` (ref -> ``as``), ``omitted`` (ref -> reason). Every other line is an event.
+not), ``included`` (ref -> ``as``), ``omitted`` (ref -> reason), ``mode_contract`` (keys of the
+recorded mode contract and their values). Every other line is an event. Each request's result
+counts the required facts kept and the forbidden strings that leaked (the scenario benchmark).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ _EXPECT_KEYS = {
     "must_not",
     "included",
     "omitted",
+    "mode_contract",
     "name",
 }
 
@@ -158,6 +161,9 @@ def run_scenario(path: str | Path, runtime: Runtime | None = None) -> ScenarioRe
                     inc.get(ref) == as_,
                     f"{ref} included as {inc.get(ref)} (omitted: {omi.get(ref)}), expected {as_}",
                 )
+            for key, value in e.get("mode_contract", {}).items():
+                got = a.record["mode_contract"].get(key)
+                check(got == value, f"mode contract {key} is {got!r}, expected {value!r}")
             for ref, reason in e.get("omitted", {}).items():
                 check(
                     omi.get(ref) == reason,
@@ -171,6 +177,11 @@ def run_scenario(path: str | Path, runtime: Runtime | None = None) -> ScenarioRe
                     "included": len(inc),
                     "omitted": len(omi),
                     "omission_counts": a.record["omission_counts"],
+                    "mode_contract": a.record["mode_contract"]["contract"],
+                    "required": len(e.get("must", [])),
+                    "kept": sum(1 for s in e.get("must", []) if s in text),
+                    "forbidden": len(e.get("must_not", [])),
+                    "leaks": sum(1 for s in e.get("must_not", []) if s in text),
                 }
             )
     finally:

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vigente.assemble.blocks import Block
+from vigente.assemble.modes import contract_for
 from vigente.assemble.pipeline import Boundary, Context, Decision, Unit, decide, fit_budget, order
-from vigente.assemble.pipeline import render as render_unit
 from vigente.assemble.policy import Policy, default_policy, policy_from_document
 from vigente.assemble.serialize import FORMATS, serializer
 from vigente.assemble.tokens import Tokenizer, count_message_tokens, tiktoken_tokenizer
@@ -177,6 +177,9 @@ class Assembler:
         graph_ms = _ms(t0)
         t1 = time.perf_counter()
         units, trace_extra, order_key = self._units(cands, graph, boundary)
+        contract = contract_for(boundary, graph, units, pol)  # the runtime mode's (seed 4.13)
+        units, out_of_mode = contract.scope(units)
+        trace_extra += out_of_mode
         for ref in boundary.rehydrate:
             if ref not in units and not any(d.ref == ref for d in trace_extra):
                 raise InvalidInput(
@@ -185,14 +188,14 @@ class Assembler:
                     "call's id)"
                 )
         ctx = self._context(pol, boundary, units)
-        decide(list(units.values()), ctx)
+        decide(contract.decide_first(list(units.values()), ctx), ctx)
         units = self._read_contents(units, ctx, pol)
         tok = self.tokenizer(pol.encoding)
         chat = serializer("openai-chat")
 
         def cost(unit: Unit, d: Decision) -> int:
             return count_message_tokens(
-                tok, chat.serialize(render_unit(unit, d, boundary)).messages
+                tok, chat.serialize(contract.render(unit, d, boundary)).messages
             )
 
         decided = fit_budget(units, ctx, cost)
@@ -204,7 +207,7 @@ class Assembler:
                 (units[r].position, b)
                 for r, d in decided.items()
                 if d.included
-                for b in render_unit(units[r], d, boundary)
+                for b in contract.render(units[r], d, boundary)
             ]
         )
         request = serializer(format).serialize(blocks)
@@ -252,6 +255,7 @@ class Assembler:
             "branch": branch,
             "participant": participant,
             "mode": mode,
+            "mode_contract": contract.record,
             "provider": the_provider,
             "format": format,
             "budget": boundary.budget,

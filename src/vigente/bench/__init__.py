@@ -21,6 +21,7 @@ MODULES: dict[str, str] = {
     "retrieval": "vigente.bench.retrieval",
     "runtime": "vigente.bench.runtime",
     "context": "vigente.bench.context",
+    "serve": "vigente.bench.serve",
 }
 
 

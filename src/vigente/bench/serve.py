@@ -1,0 +1,585 @@
+"""``python -m vigente.bench serve``: a bounded load test of the HTTP API on loopback.
+
+``vigente serve`` runs in a subprocess (a real uvicorn server on a free port) on SQLite (a
+temporary folder) or PostgreSQL (``--backend postgres``: an embedded server, or
+``--postgres-url``). One tenant is seeded with fact lineages, a document and one conversation
+per client; then ``--clients`` concurrent httpx clients send ``--requests`` requests in all,
+a fixed, seeded mix of evidence reads (``/v1/ask``), searches, runtime event writes (one event
+or a batch), fact records and assemblies, each client writing only its own conversation and
+lineage. Reported: throughput, p50/p99 latency overall and per kind, and errors (any response
+that is not a 2xx, or a failed connection) — there should be none.
+
+Afterwards, through the same API: every accepted write is there (each event's record in its
+conversation's graph, each assembly in its conversation's list, each fact record in its
+lineage's history with the last one current), and the history invariant holds: every answer
+taken at the knowledge time ``k0`` before the load (each conversation's graph, each fact's
+evidence, a pre-load assembly's rebuild) is identical after it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import os
+import random
+import secrets
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import httpx
+from rich.console import Console
+from rich.table import Table
+
+from vigente.bench._backends import BACKENDS, PostgresBackend
+from vigente.bench._util import machine, percentile, rate
+
+__all__ = ["BENCHMARK", "ServeBenchmark"]
+
+#: request kind -> weight in the mix
+MIX: dict[str, int] = {"ask": 35, "search": 15, "event": 30, "record": 10, "assemble": 10}
+FACTS = 20
+WORDS = (
+    "upload limit",
+    "due diligence",
+    "identity documents",
+    "retention of records",
+    "customer verification",
+    "transfer threshold",
+)
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat()
+
+
+class _Server:
+    """``vigente serve`` on loopback in a subprocess, until :meth:`stop`."""
+
+    def __init__(self, root: str, admin_key: str, log_path: Path) -> None:
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self._log = log_path.open("wb")
+        command = [
+            sys.executable,
+            "-c",
+            "from vigente.cli import main; main()",
+            "serve",
+            "--db",
+            root,
+            "--port",
+            str(self.port),
+            "--rate",
+            "1000000",
+            "--burst",
+            "1000000",
+            "--no-mcp",
+        ]
+        env = {**os.environ, "VIGENTE_ADMIN_KEY": admin_key}
+        self._proc = subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT, env=env)
+        self._log_path = log_path
+        deadline = time.monotonic() + 120
+        while True:
+            if self._proc.poll() is not None:
+                raise RuntimeError(f"vigente serve exited: {self.log()[-2000:]}")
+            try:
+                if httpx.get(f"{self.url}/v1/health", timeout=2).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"vigente serve did not start: {self.log()[-2000:]}")
+            time.sleep(0.1)
+
+    def log(self) -> str:
+        return self._log_path.read_text("utf-8", "replace")
+
+    def stop(self) -> None:
+        if self._proc.poll() is None:
+            self._proc.terminate()
+            try:
+                self._proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait(30)
+        self._log.close()
+
+
+def _ok(response: httpx.Response) -> Any:
+    if response.status_code // 100 != 2:
+        raise RuntimeError(
+            f"{response.request.method} {response.request.url.path}: "
+            f"{response.status_code} {response.text[:500]}"
+        )
+    return response.json()
+
+
+def _conversation_events(c: str) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = [
+        {"event": "conversation", "id": c, "account": f"acct-{c}"},
+        {"event": "participant", "id": "agent", "model": "gpt-4o"},
+        {"event": "branch", "id": "main"},
+        {
+            "event": "message",
+            "id": "sys",
+            "branch": "main",
+            "role": "system",
+            "content": "You answer compliance questions.",
+        },
+    ]
+    return [e if e["event"] == "conversation" else dict(e, conversation=c) for e in events]
+
+
+class _Client:
+    """One concurrent client: its conversation and lineage, and what it wrote."""
+
+    def __init__(self, n: int, http: httpx.AsyncClient) -> None:
+        self.n = n
+        self.http = http
+        self.conversation = f"load-{n}"
+        self.lineage = f"bench/client-{n}/limit"
+        self.turn = 0
+        self.event_ids: list[tuple[str, str]] = []  # (kind, id) accepted
+        self.assemblies: list[str] = []
+        self.values: list[int] = []
+
+    def request(self, kind: str, rng: random.Random) -> tuple[str, str, dict[str, Any]]:
+        """(method path, path, body) of one request of ``kind``; writes are remembered only
+        when accepted (:meth:`accepted`)."""
+        if kind == "ask":
+            return (
+                "POST",
+                "/v1/ask",
+                {
+                    "lineage": f"bench/fact-{rng.randrange(FACTS)}",
+                    "valid_at": f"2026-{rng.randrange(1, 13):02d}-15",
+                },
+            )
+        if kind == "search":
+            return (
+                "POST",
+                "/v1/search",
+                {"query": rng.choice(WORDS), "valid_at": "2026-06-01", "k": 5},
+            )
+        if kind == "record":
+            value = len(self.values) + 1
+            return (
+                "POST",
+                "/v1/statements",
+                {
+                    "statements": [
+                        {
+                            "op": "record",
+                            "lineage": self.lineage,
+                            "value": value,
+                            "source": "load",
+                            "valid_from": "2026-01-01",
+                            "known_at": _now(),
+                        }
+                    ]
+                },
+            )
+        if kind == "assemble":
+            return (
+                "POST",
+                "/v1/assemble",
+                {"conversation": self.conversation, "branch": "main", "participant": "agent"},
+            )
+        self.turn += 1
+        t, c = self.turn, self.conversation
+        if t % 2:
+            return (
+                "POST",
+                "/v1/runtime/event",
+                {
+                    "event": "message",
+                    "conversation": c,
+                    "id": f"u{t}",
+                    "branch": "main",
+                    "role": "user",
+                    "content": f"question {t} about {rng.choice(WORDS)}",
+                },
+            )
+        batch: list[dict[str, Any]] = [
+            {
+                "event": "run",
+                "id": f"r{t}",
+                "branch": "main",
+                "participant": "agent",
+                "mode": "chat",
+            },
+            {
+                "event": "tool_call",
+                "id": f"t{t}",
+                "run": f"r{t}",
+                "name": "lookup",
+                "arguments": {"q": rng.choice(WORDS), "turn": t},
+            },
+            {
+                "event": "tool_result",
+                "call": f"t{t}",
+                "status": "succeeded",
+                "content": {
+                    "rows": [
+                        {"id": f"R-{rng.randrange(10_000)}", "score": rng.random()}
+                        for _ in range(10)
+                    ]
+                },
+            },
+            {
+                "event": "message",
+                "id": f"a{t}",
+                "branch": "main",
+                "role": "assistant",
+                "run": f"r{t}",
+                "content": f"answer {t}",
+            },
+        ]
+        return "POST", "/v1/runtime/events", {"events": [dict(e, conversation=c) for e in batch]}
+
+    def accepted(self, kind: str, body: dict[str, Any], response: Any) -> None:
+        if kind == "record":
+            self.values.append(body["statements"][0]["value"])
+        elif kind == "assemble":
+            self.assemblies.append(response["assembly_id"])
+        elif kind == "event":
+            events = body["events"] if "events" in body else [body]
+            for e in events:
+                self.event_ids.append((str(e["event"]), str(e.get("id", e.get("call")))))
+
+
+async def _load(
+    url: str, headers: dict[str, str], clients: int, requests: int, seed: int
+) -> tuple[list[_Client], dict[str, list[float]], list[str], float]:
+    rng = random.Random(seed)
+    kinds = [k for k, w in MIX.items() for _ in range(w)]
+    schedule = [rng.choice(kinds) for _ in range(requests)]
+    latencies: dict[str, list[float]] = defaultdict(list)
+    errors: list[str] = []
+    queue: asyncio.Queue[str] = asyncio.Queue()
+    for kind in schedule:
+        queue.put_nowait(kind)
+    limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+    https = [
+        httpx.AsyncClient(base_url=url, headers=headers, timeout=120, limits=limits)
+        for _ in range(clients)
+    ]
+    workers = [_Client(n, h) for n, h in enumerate(https)]
+
+    async def work(client: _Client) -> None:
+        local = random.Random(seed * 1000 + client.n)
+        while True:
+            try:
+                kind = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            method, path, body = client.request(kind, local)
+            start = time.perf_counter()
+            try:
+                response = await client.http.request(method, path, json=body)
+                elapsed = (time.perf_counter() - start) * 1000
+                if response.status_code // 100 != 2:
+                    errors.append(f"{kind} {path}: {response.status_code} {response.text[:300]}")
+                    continue
+                client.accepted(kind, body, response.json())
+                latencies[kind].append(elapsed)
+            except httpx.HTTPError as exc:
+                errors.append(f"{kind} {path}: {type(exc).__name__}: {exc}")
+
+    start = time.perf_counter()
+    try:
+        await asyncio.gather(*(work(w) for w in workers))
+    finally:
+        for h in https:
+            await h.aclose()
+    return workers, latencies, errors, time.perf_counter() - start
+
+
+def _seed(c: httpx.Client, clients: int) -> None:
+    statements = []
+    for n in range(FACTS):
+        lineage = f"bench/fact-{n}"
+        statements += [
+            {
+                "op": "record",
+                "lineage": lineage,
+                "value": 10 + n,
+                "source": "circular",
+                "valid_from": "2026-01-01",
+                "valid_to": "2026-07-01",
+                "known_at": "2026-01-01",
+            },
+            {
+                "op": "record",
+                "lineage": lineage,
+                "value": 20 + n,
+                "source": "circular",
+                "valid_from": "2026-07-01",
+                "known_at": "2026-06-01",
+            },
+        ]
+    _ok(c.post("/v1/statements", json={"statements": statements}))
+    for n, word in enumerate(WORDS):
+        _ok(
+            c.post(
+                "/v1/documents",
+                json={
+                    "lineage_id": f"doc-{n}",
+                    "text": f"Circular {n}/2025 on {word}: the rules apply "
+                    f"to every {word} case reviewed by the office.",
+                    "reference": f"Circular {n}/2025",
+                    "valid_from": "2025-03-01",
+                    "published": "2025-02-01",
+                },
+            )
+        )
+    events: list[dict[str, Any]] = []
+    for n in range(clients):
+        events += _conversation_events(f"load-{n}")
+    _ok(c.post("/v1/runtime/events", json={"events": events}))
+
+
+def _answer(evidence: dict[str, Any]) -> dict[str, Any]:
+    """What an answer at ``k0`` decides: its status, values, statement and admitted versions
+    (the rest of the evidence also describes what became known later, such as the versions
+    excluded as not yet known, and so legitimately grows)."""
+    return {
+        "status": evidence["status"],
+        "values": evidence["values"],
+        "statement": evidence["statement"],
+        "admitted": [(v["version_id"], v["value"]) for v in evidence["admitted"]],
+    }
+
+
+def _snapshot(c: httpx.Client, clients: int, k0: str, assembly: str) -> dict[str, Any]:
+    """Every answer the invariant compares, as known at ``k0``."""
+    graphs = {
+        f"load-{n}": _ok(c.get(f"/v1/conversations/load-{n}", params={"known_at": k0}))
+        for n in range(clients)
+    }
+    facts = {}
+    for n in range(FACTS):
+        for valid in ("2026-03-01", "2026-09-01"):
+            facts[f"{n}@{valid}"] = _answer(
+                _ok(
+                    c.post(
+                        "/v1/ask",
+                        json={"lineage": f"bench/fact-{n}", "valid_at": valid, "known_at": k0},
+                    )
+                )
+            )
+    own = {
+        n: _answer(
+            _ok(
+                c.post(
+                    "/v1/ask",
+                    json={
+                        "lineage": f"bench/client-{n}/limit",
+                        "valid_at": "2026-06-01",
+                        "known_at": k0,
+                    },
+                )
+            )
+        )
+        for n in range(clients)
+    }
+    rebuilt = _ok(c.get(f"/v1/assemblies/{assembly}/rebuild"))
+    return {
+        "graphs": graphs,
+        "facts": facts,
+        "own": own,
+        "rebuild": {k: rebuilt[k] for k in ("matches", "snapshot", "differences")},
+    }
+
+
+def _verify(c: httpx.Client, workers: list[_Client]) -> dict[str, Any]:
+    """Is every accepted write there? The counts checked and the problems found."""
+    problems: list[str] = []
+    events = assemblies = records = 0
+    for w in workers:
+        graph = _ok(c.get(f"/v1/conversations/{w.conversation}", params={"content": "false"}))
+        held = {(r["kind"], r["id"]) for r in graph["records"]}
+        for kind, key in w.event_ids:
+            stored_kind = {"tool_result": "artifact"}.get(kind, kind)
+            if (stored_kind, key) not in held:
+                problems.append(f"{w.conversation}: accepted {kind} {key} is missing")
+        events += len(w.event_ids)
+        listed = _ok(c.get(f"/v1/conversations/{w.conversation}/assemblies"))["assemblies"]
+        missing = set(w.assemblies) - set(listed)
+        problems += [f"{w.conversation}: accepted assembly {a} is missing" for a in missing]
+        assemblies += len(w.assemblies)
+        if w.values:
+            history = _ok(c.get("/v1/history", params={"lineage": w.lineage}))["versions"]
+            stored = {v["value"] for v in history}
+            problems += [
+                f"{w.lineage}: accepted value {v} is missing" for v in w.values if v not in stored
+            ]
+            current = _ok(c.post("/v1/ask", json={"lineage": w.lineage, "valid_at": "2026-06-01"}))
+            if current["values"] != [w.values[-1]]:
+                problems.append(
+                    f"{w.lineage}: current {current['values']}, last accepted {w.values[-1]}"
+                )
+            records += len(w.values)
+    return {"events": events, "assemblies": assemblies, "records": records, "problems": problems}
+
+
+def _summary(samples: list[float]) -> dict[str, Any]:
+    return {
+        "count": len(samples),
+        "p50_ms": round(percentile(samples, 50), 2),
+        "p99_ms": round(percentile(samples, 99), 2),
+    }
+
+
+class ServeBenchmark:
+    name = "serve"
+    help = (
+        "load test of the HTTP API on loopback: concurrent clients mixing reads, searches, "
+        "event writes and assemblies; throughput, p50/p99, errors, writes verified"
+    )
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--backend", choices=BACKENDS, default="sqlite")
+        parser.add_argument(
+            "--postgres-url",
+            help="a server that may CREATE DATABASE "
+            "(default: an embedded one, started and removed)",
+        )
+        parser.add_argument(
+            "--requests", type=int, default=2000, help="requests in all (default 2000)"
+        )
+        parser.add_argument("--clients", type=int, default=8, help="concurrent clients (default 8)")
+        parser.add_argument("--seed", type=int, default=7)
+
+    def run(self, args: argparse.Namespace, log: Console) -> dict[str, Any]:
+        if args.requests < 1 or args.clients < 1:
+            raise SystemExit("Error: --requests and --clients must be at least 1")
+        folder = Path(tempfile.mkdtemp(prefix="vigente-bench-serve-"))
+        backend = None
+        server = None
+        try:
+            if args.backend == "postgres":
+                backend = PostgresBackend(args.postgres_url)
+                root = backend.fresh("serve")
+                described = backend.describe()
+            else:
+                root = str(folder / "data")
+                described = {}
+            admin_key = secrets.token_urlsafe(32)
+            log.print(f"starting vigente serve on {args.backend}")
+            server = _Server(root, admin_key, folder / "server.log")
+            admin = {"Authorization": f"Bearer {admin_key}"}
+            with httpx.Client(base_url=server.url, timeout=120) as c:
+                _ok(c.post("/v1/admin/tenants", json={"name": "load"}, headers=admin))
+                key = _ok(c.post("/v1/admin/tenants/load/keys", json={}, headers=admin))["key"]
+                auth = {"Authorization": f"Bearer {key}"}
+                c.headers.update(auth)
+                log.print(
+                    f"seeding: {FACTS} fact lineages, {len(WORDS)} documents, "
+                    f"{args.clients} conversations"
+                )
+                _seed(c, args.clients)
+                first = _ok(
+                    c.post(
+                        "/v1/assemble",
+                        json={"conversation": "load-0", "branch": "main", "participant": "agent"},
+                    )
+                )
+                time.sleep(0.01)
+                k0 = _now()
+                time.sleep(0.01)
+                before = _snapshot(c, args.clients, k0, first["assembly_id"])
+                log.print(f"load: {args.requests} requests from {args.clients} clients")
+                workers, latencies, errors, seconds = asyncio.run(
+                    _load(server.url, auth, args.clients, args.requests, args.seed)
+                )
+                log.print("verifying the accepted writes and the history invariant")
+                verified = _verify(c, workers)
+                after = _snapshot(c, args.clients, k0, first["assembly_id"])
+        finally:
+            if server is not None:
+                server.stop()
+            if backend is not None:
+                if args.backend == "postgres" and "root" in locals():
+                    backend.discard(root)
+                backend.close()
+            import shutil
+
+            shutil.rmtree(folder, ignore_errors=True)
+        every = [x for samples in latencies.values() for x in samples]
+        invariant = {part: before[part] == after[part] for part in before}
+        return {
+            "backend": args.backend,
+            "requests": args.requests,
+            "clients": args.clients,
+            "mix": MIX,
+            "seconds": round(seconds, 3),
+            "throughput_rps": rate(len(every), seconds),
+            "latency": _summary(every) if every else {"count": 0},
+            "by_kind": {k: _summary(v) for k, v in sorted(latencies.items())},
+            "errors": len(errors),
+            "error_samples": errors[:5],
+            "accepted_writes": {k: verified[k] for k in ("events", "assemblies", "records")},
+            "writes_missing": verified["problems"][:5],
+            "writes_verified": not verified["problems"],
+            "history_invariant": invariant,
+            "history_invariant_holds": all(invariant.values()),
+            "machine": {**machine(), **described},
+        }
+
+    def render(self, figures: dict[str, Any], console: Console) -> None:
+        table = Table(
+            title=f"vigente serve load test ({figures['backend']}, "
+            f"{figures['clients']} clients, {figures['requests']} requests)"
+        )
+        for column in ("kind", "requests", "p50 ms", "p99 ms"):
+            table.add_column(column, justify="right")
+        for kind, row in figures["by_kind"].items():
+            table.add_row(kind, str(row["count"]), str(row["p50_ms"]), str(row["p99_ms"]))
+        lat = figures["latency"]
+        if lat["count"]:
+            table.add_row("all", str(lat["count"]), str(lat["p50_ms"]), str(lat["p99_ms"]))
+        console.print(table)
+        console.print(
+            f"throughput {figures['throughput_rps']} requests/s over "
+            f"{figures['seconds']} s; errors {figures['errors']}"
+        )
+        for sample in figures["error_samples"]:
+            console.print(f"  error: {sample}", markup=False)
+        w = figures["accepted_writes"]
+        console.print(
+            f"accepted writes: {w['events']} events, {w['assemblies']} assemblies, "
+            f"{w['records']} fact records — "
+            + (
+                "all there"
+                if figures["writes_verified"]
+                else f"MISSING: {figures['writes_missing']}"
+            ),
+            markup=False,
+        )
+        console.print(
+            "history invariant at k0: "
+            + (
+                "holds"
+                if figures["history_invariant_holds"]
+                else f"BROKEN: {figures['history_invariant']}"
+            ),
+            markup=False,
+        )
+
+
+BENCHMARK = ServeBenchmark()

@@ -1,0 +1,219 @@
+"""Pages of the agent runtime: conversations, a conversation's branches and runs, and each
+recorded assembly with what it included (as what), what it omitted and why, its tokens
+against transcript replay, "why not this record?" and the diff from the model call before.
+
+The data is the runtime graph (``vg.runtime.graph``) and the assembler's audit
+(``vg.assembly.explain`` / ``why_not`` / ``diff``); nothing is decided here.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query, Request
+from fastapi.responses import HTMLResponse
+
+from vigente.api import Vigente
+from vigente.errors import VigenteError
+from vigente.http.inspector._auth import viewer
+from vigente.http.inspector._render import blank, page
+from vigente.runtime import Branch, ModelRun, Participant
+
+__all__ = ["router"]
+
+router = APIRouter(include_in_schema=False)
+
+Text = Annotated[str | None, Query(max_length=1024)]
+_TIMELINE_KINDS = ("message", "run", "tool_call", "memory", "user_memory", "skill_state",
+                   "checkpoint", "promotion", "share")
+
+
+@router.get("/runtime", response_class=HTMLResponse)
+def conversations(request: Request) -> HTMLResponse:
+    """The tenant's conversations."""
+    who = viewer(request)
+    return page(
+        "runtime.html",
+        tenant=who.tenant,
+        active="runtime",
+        conversations=who.vg.runtime.conversations(),
+    )
+
+
+def _summary(vg: Vigente, assembly_id: str) -> dict[str, Any]:
+    record = vg.assembly.explain(assembly_id)
+    return {
+        "id": assembly_id,
+        "branch": record["branch"],
+        "participant": record["participant"],
+        "mode": record["mode"],
+        "format": record["format"],
+        "created_at": record["created_at"],
+        "snapshot": record["snapshot"],
+        "included": len(record["included"]),
+        "omitted": len(record["omitted"]),
+        "tokens": record["tokens"],
+    }
+
+
+def _assembly_ids(vg: Vigente, conversation: str) -> list[str]:
+    # The Store contract lists a conversation's assemblies (oldest first); the facade has no
+    # listing of its own.
+    return vg.store.runtime_assembly_ids(conversation)
+
+
+@router.get("/runtime/conversation", response_class=HTMLResponse)
+def conversation(
+    request: Request,
+    id: Annotated[str, Query(min_length=1, max_length=1024)],  # noqa: A002
+    k: Text = None,
+) -> HTMLResponse:
+    """A conversation's branches (with their fork points), runs, records and assemblies."""
+    who = viewer(request)
+    vg = who.vg
+    k = blank(k)
+    try:
+        graph = vg.runtime.graph(id, known_at=k)
+        rows = graph.as_dict(content=False)["records"]
+        summaries = [_summary(vg, a) for a in _assembly_ids(vg, id)]
+    except VigenteError as exc:
+        return page(
+            "conversation.html",
+            status=404 if "unknown conversation" in str(exc) else 400,
+            tenant=who.tenant,
+            active="runtime",
+            error=str(exc),
+            conversation_id=id,
+            k=k or "",
+        )
+    branches = [n for n in graph.nodes if isinstance(n, Branch)]
+    runs = [n for n in graph.nodes if isinstance(n, ModelRun)]
+    participants = [n for n in graph.nodes if isinstance(n, Participant)]
+    lanes = []
+    for b in branches:
+        lanes.append(
+            {
+                "branch": b,
+                "depth": _depth(b, {x.id: x for x in branches}),
+                "records": [
+                    r for r in rows if r.get("branch_id") == b.id and r["kind"] in _TIMELINE_KINDS
+                ],
+            }
+        )
+    run_rows = [
+        {
+            "run": r,
+            "calls": [
+                c for c in rows if c["kind"] == "tool_call" and c.get("run_id") == r.id
+            ],
+            "assemblies": [
+                a
+                for a in summaries
+                if a["branch"] == r.branch_id and a["participant"] == r.participant_id
+            ],
+        }
+        for r in runs
+    ]
+    return page(
+        "conversation.html",
+        tenant=who.tenant,
+        active="runtime",
+        error=None,
+        conversation_id=id,
+        k=k or "",
+        graph=graph,
+        lanes=lanes,
+        runs=run_rows,
+        participants=participants,
+        assemblies=summaries,
+    )
+
+
+def _depth(branch: Branch, by_id: dict[str, Branch]) -> int:
+    depth, seen = 0, {branch.id}
+    while branch.parent is not None and branch.parent in by_id and branch.parent not in seen:
+        branch = by_id[branch.parent]
+        seen.add(branch.id)
+        depth += 1
+    return depth
+
+
+@router.get("/assembly/{assembly_id}", response_class=HTMLResponse)
+def assembly(
+    request: Request,
+    assembly_id: Annotated[str, Path(min_length=1, max_length=200)],
+    why_not: Text = None,
+    before: Text = None,
+) -> HTMLResponse:
+    """One recorded assembly: included (as what), omitted by reason, tokens against replay,
+    why a record was left out, and the diff from the consecutive model call before it."""
+    who = viewer(request)
+    vg = who.vg
+    why_not, before = blank(why_not), blank(before)
+    try:
+        record = vg.assembly.explain(assembly_id)
+    except VigenteError as exc:
+        return page(
+            "assembly.html",
+            status=404,
+            tenant=who.tenant,
+            active="runtime",
+            error=str(exc),
+            assembly_id=assembly_id,
+        )
+    ids = _assembly_ids(vg, record["conversation"])
+    at = ids.index(assembly_id) if assembly_id in ids else -1
+    previous = ids[at - 1] if at > 0 else None
+    following = ids[at + 1] if 0 <= at < len(ids) - 1 else None
+    others = [i for i in ids if i != assembly_id]
+    error = None
+    status = 200
+    answer = None
+    diff = None
+    try:
+        if why_not is not None:
+            answer = vg.assembly.why_not(assembly_id, why_not)
+        base = before or previous
+        if base is not None:
+            diff = vg.assembly.diff(base, assembly_id)
+    except VigenteError as exc:
+        error, status = str(exc), 400
+    omitted_by_reason: dict[str, list[dict[str, Any]]] = {}
+    for d in record["omitted"]:
+        omitted_by_reason.setdefault(str(d["reason"]), []).append(d)
+    tokens = record["tokens"]
+    saved = (
+        None
+        if not tokens["replay"]
+        else round(100 * (tokens["replay"] - tokens["assembled"]) / tokens["replay"], 1)
+    )
+    return page(
+        "assembly.html",
+        status=status,
+        tenant=who.tenant,
+        active="runtime",
+        error=error,
+        assembly_id=assembly_id,
+        record=record,
+        omitted_by_reason=sorted(omitted_by_reason.items()),
+        saved=saved,
+        bar=_bars(tokens["assembled"], tokens["replay"]),
+        why_not=why_not or "",
+        answer=answer,
+        diff=diff,
+        before=before or previous or "",
+        previous=previous,
+        following=following,
+        others=others,
+    )
+
+
+def _bars(assembled: int, replay: int) -> dict[str, float]:
+    """Widths (pixels) of the tokens chart: the longer of the two fills the bar."""
+    full = 520.0
+    top = max(assembled, replay, 1)
+    return {
+        "assembled": round(full * assembled / top, 1),
+        "replay": round(full * replay / top, 1),
+        "full": full,
+    }
