@@ -300,6 +300,8 @@ class Recorder:
             with self.runtime.transaction():
                 for item in items:
                     view.append(self._record(branch, item))
+            if any(isinstance(i, Result) for i in items):
+                view[:] = _canonical(view, lambda e: e.item)
 
     def fork(self, branch: str, keep: int) -> str:
         """A new branch holding the first ``keep`` items of ``branch`` (``0``: an empty root
