@@ -299,19 +299,16 @@ class PurgeOut(_Out):
 
 # -- shared with the MCP tools -----------------------------------------------------------------
 def apply_events(
-    vg: Vigente, events: list[dict[str, Any]], now: str | None = None
+    vg: Vigente, events: list[dict[str, Any]], now: str | None = None, *, batch: bool = True
 ) -> dict[str, Any]:
-    """Import ``events`` atomically; a refused event is named by its index."""
+    """Import ``events`` atomically; in a ``batch`` a refused event is named by its index."""
     lines = [json.dumps(e, ensure_ascii=False) for e in events]
     try:
         report = vg.runtime.import_events(lines, now=now)
     except ImportFileError as exc:
         message = str(exc).removeprefix(f"line {exc.line_number}: ")
-        raise ApiError(
-            400,
-            "import_file_error",
-            f"events[{exc.line_number - 1}]: {message}; nothing was written",
-        ) from None
+        where = f"events[{exc.line_number - 1}]: " if batch else ""
+        raise ApiError(400, "import_file_error", f"{where}{message}; nothing was written") from None
     return {
         "events": report.events,
         "by_kind": report.by_kind,
@@ -387,7 +384,7 @@ def events(body: RuntimeEventsIn, vg: TenantStore) -> dict[str, Any]:
 @router.post("/runtime/event", response_model=RuntimeImportOut, tags=["runtime"])
 def event(body: RuntimeEventIn, vg: TenantStore) -> dict[str, Any]:
     """Apply one runtime event (RUNTIME.md §1)."""
-    return apply_events(vg, [body.model_dump(exclude_none=True)])
+    return apply_events(vg, [body.model_dump(exclude_none=True)], batch=False)
 
 
 # -- conversation reads ------------------------------------------------------------------------

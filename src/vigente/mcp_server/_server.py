@@ -400,7 +400,8 @@ def build_server(resolve: Resolver) -> MCPServer:
             if (event is None) == (events is None):
                 raise InvalidInput("give either `event` (one event) or `events` (a batch)")
             batch = [event] if event is not None else list(events or [])
-            return apply_events(resolve(ctx), [e.model_dump(exclude_none=True) for e in batch])
+            dumped = [e.model_dump(exclude_none=True) for e in batch]
+            return apply_events(resolve(ctx), dumped, batch=events is not None)
 
         return _call(run)
 
