@@ -127,7 +127,10 @@ def inspector(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Inspector]:
             assemblies = _seed(vg)
         with Vigente.open(stores.tenant_url("other")) as vg:
             vg.record(
-                "other/secret-limit", 7, valid_from="2026-01-01", known_at="2026-01-01",
+                "other/secret-limit",
+                7,
+                valid_from="2026-01-01",
+                known_at="2026-01-01",
                 source="other-policy",
             )
         yield Inspector(url, root, keys["acme"], keys["other"], assemblies)
@@ -135,7 +138,9 @@ def inspector(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Inspector]:
 
 def _submit(inspector: Inspector, name: str) -> str:
     with inspector.store() as vg:
-        return vg.review.submit((DOCS / name).read_text(encoding="utf-8"), filename=name).proposal_id
+        return vg.review.submit(
+            (DOCS / name).read_text(encoding="utf-8"), filename=name
+        ).proposal_id
 
 
 def _text(html: str) -> str:
@@ -181,8 +186,9 @@ def test_pages_need_a_tenant_key_and_keep_it_in_an_httponly_cookie(inspector: In
 
 def test_a_revoked_key_stops_working_at_once(inspector: Inspector) -> None:
     with httpx.Client(base_url=inspector.url, timeout=60) as admin:
-        made = admin.post("/v1/admin/tenants/acme/keys", json={"label": "soon revoked"},
-                          headers=ADMIN).json()
+        made = admin.post(
+            "/v1/admin/tenants/acme/keys", json={"label": "soon revoked"}, headers=ADMIN
+        ).json()
     with inspector.client(made["key"]) as c:
         assert c.get("/").status_code == 200
         with httpx.Client(base_url=inspector.url, timeout=60) as admin:
@@ -284,8 +290,9 @@ def test_a_conflict_and_the_document_chain_with_citations(inspector: Inspector) 
         feb = vg.documents.evidence("cdd", valid_at="2025-02-20")
         march = vg.documents.evidence("cdd", valid_at="2025-03-03")
     with inspector.client(inspector.key) as c:
-        text = _text(c.get("/lineage", params={"name": LINEAGE, "t": "2026-09-29",
-                                                "k": "2026-09-29"}).text)
+        text = _text(
+            c.get("/lineage", params={"name": LINEAGE, "t": "2026-09-29", "k": "2026-09-29"}).text
+        )
         assert conflict.status.value == "conflict"
         assert "conflict" in text and "80" in text and "90" in text
         assert _text(conflict.statement) in text
@@ -311,12 +318,14 @@ def test_a_bad_date_is_shown_on_the_page_not_a_500(inspector: Inspector) -> None
 
 def test_search_shows_admitted_hits_and_exclusions_with_reasons(inspector: Inspector) -> None:
     with inspector.store() as vg:
-        expected = vg.retrieval.search("customer due diligence remote onboarding",
-                                       valid_at="2025-02-20")
+        expected = vg.retrieval.search(
+            "customer due diligence remote onboarding", valid_at="2025-02-20"
+        )
     assert expected.hits and expected.excluded
     with inspector.client(inspector.key) as c:
-        r = c.get("/search", params={"q": "customer due diligence remote onboarding",
-                                     "t": "2025-02-20"})
+        r = c.get(
+            "/search", params={"q": "customer due diligence remote onboarding", "t": "2025-02-20"}
+        )
     assert r.status_code == 200
     html = r.text
     hits = html[html.index('data-testid="hits"') : html.index('data-testid="search-excluded"')]
@@ -376,15 +385,23 @@ def test_review_edit_approve_and_reject_through_forms(inspector: Inspector) -> N
         assert 'data-testid="error"' in refused.text
         r = c.post(
             f"/review/{notice}/edit",
-            data={"published": "2025-02-20", "relation": "", "predecessor": "",
-                  "note": "no predecessor in this store"},
+            data={
+                "published": "2025-02-20",
+                "relation": "",
+                "predecessor": "",
+                "note": "no predecessor in this store",
+            },
         )
         assert r.status_code == 303 and r.headers["location"] == f"/review/{notice}?done=edited"
         bad = c.post(f"/review/{notice}/edit", data={"valid_from": "2025-02-30"})
         assert bad.status_code == 400 and 'data-testid="error"' in bad.text
         # a form posted from another site is refused
-        assert c.post(f"/review/{notice}/approve", data={},
-                      headers={"Origin": "https://evil.example"}).status_code == 403
+        assert (
+            c.post(
+                f"/review/{notice}/approve", data={}, headers={"Origin": "https://evil.example"}
+            ).status_code
+            == 403
+        )
         r = c.post(f"/review/{notice}/approve", data={"note": "checked"})
         assert r.status_code == 303
         done = c.get(r.headers["location"]).text
@@ -439,9 +456,11 @@ def test_click_through_every_page_in_chromium(
     page.on("pageerror", lambda e: failures.append(str(e)))
     page.on(
         "request",
-        lambda r: failures.append(f"off-site request {r.url}")
-        if not r.url.startswith(inspector.url)
-        else None,
+        lambda r: (
+            failures.append(f"off-site request {r.url}")
+            if not r.url.startswith(inspector.url)
+            else None
+        ),
     )
 
     taken: list[str] = []
@@ -520,7 +539,7 @@ def test_click_through_every_page_in_chromium(
     # runtime: conversation, branches and runs, then each assembly
     page.click("nav >> text=Runtime")
     shot("runtime")
-    page.click("[data-testid=conversations] a:text-is(\"s\")")
+    page.click('[data-testid=conversations] a:text-is("s")')
     page.wait_for_selector("[data-testid=branches]")
     assert page.locator(".lane").count() == 2
     shot("conversation")

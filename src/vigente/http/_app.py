@@ -10,7 +10,7 @@ from typing import Any
 
 from fastapi import Depends, FastAPI, Request
 
-from vigente.http import _admin, _evidence, _review, _runtime
+from vigente.http import _admin, _evidence, _review, _runtime, inspector
 from vigente.http._deps import ServiceState
 from vigente.http._errors import ApiError, install_error_handlers
 from vigente.http._limits import BodySizeLimit, RateLimiter
@@ -112,6 +112,7 @@ def create_app(config: ServiceConfig) -> FastAPI:
     app.include_router(_review.router)
     app.include_router(_runtime.router)
     app.include_router(_admin.router)
+    inspector.install(app)  # the web inspector's pages at /
 
     @app.get("/v1/health", tags=["service"])
     def health() -> dict[str, str]:

@@ -34,9 +34,7 @@ from vigente.http.inspector._render import HERE, blank, form_of, page
 __all__ = ["install"]
 
 
-def _login_page(
-    next_url: str, *, status: int = 200, error: str | None = None
-) -> HTMLResponse:
+def _login_page(next_url: str, *, status: int = 200, error: str | None = None) -> HTMLResponse:
     return page("login.html", status=status, next_url=safe_next(next_url), error=error)
 
 
@@ -64,9 +62,7 @@ def install(app: FastAPI) -> None:
         return _login_page(next or "/")
 
     @app.post("/login", include_in_schema=False)
-    def login(
-        request: Request, form: Annotated[dict[str, str], Depends(form_of)]
-    ) -> Response:
+    def login(request: Request, form: Annotated[dict[str, str], Depends(form_of)]) -> Response:
         """Check the key, keep it in an HttpOnly cookie, go back to the page asked for."""
         check_origin(request)
         target = safe_next(form.get("next"))

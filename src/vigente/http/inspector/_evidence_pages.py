@@ -253,7 +253,7 @@ def search(
                 known_at=k,
                 scope=ALL_SCOPES,
                 include_superseded=bool(form["superseded"]),
-                mode=form["mode"],  # type: ignore[arg-type]
+                mode=form["mode"],
                 date_from_query=bool(form["date_from_query"]),
             ).as_dict()
         except VigenteError as exc:

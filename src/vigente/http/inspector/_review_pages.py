@@ -23,7 +23,11 @@ router = APIRouter(include_in_schema=False)
 
 ProposalId = Annotated[str, Path(min_length=1, max_length=200)]
 Form = Annotated[dict[str, str], Depends(form_of)]
-_DONE = {"edited": "Saved.", "approved": "Approved: the version was added.", "rejected": "Rejected."}
+_DONE = {
+    "edited": "Saved.",
+    "approved": "Approved: the version was added.",
+    "rejected": "Rejected.",
+}
 
 
 @router.get("/review", response_class=HTMLResponse)
@@ -38,27 +42,46 @@ def queue(
         items = [i.as_dict() for i in who.vg.review.list(wanted)]
     except VigenteError as exc:
         return page(
-            "review.html", status=400, tenant=who.tenant, active="review", error=str(exc),
-            items=[], status_filter=wanted or "",
+            "review.html",
+            status=400,
+            tenant=who.tenant,
+            active="review",
+            error=str(exc),
+            items=[],
+            status_filter=wanted or "",
         )
     order = {"pending": 0, "approved": 1, "rejected": 2}
     items.sort(key=lambda i: (order.get(i["status"], 3), i["created_at"]))
     return page(
-        "review.html", tenant=who.tenant, active="review", error=None, items=items,
+        "review.html",
+        tenant=who.tenant,
+        active="review",
+        error=None,
+        items=items,
         status_filter=wanted or "",
     )
 
 
 def _item_page(
-    who: Viewer, proposal_id: str, *, status: int = 200, error: str | None = None,
-    done: str | None = None, values: dict[str, str] | None = None,
+    who: Viewer,
+    proposal_id: str,
+    *,
+    status: int = 200,
+    error: str | None = None,
+    done: str | None = None,
+    values: dict[str, str] | None = None,
 ) -> HTMLResponse:
     try:
         item = who.vg.review.show(proposal_id).as_dict(with_text=True)
     except VigenteError as exc:
         return page(
-            "review_item.html", status=404, tenant=who.tenant, active="review", error=str(exc),
-            item=None, proposal_id=proposal_id,
+            "review_item.html",
+            status=404,
+            tenant=who.tenant,
+            active="review",
+            error=str(exc),
+            item=None,
+            proposal_id=proposal_id,
         )
     fields = item["proposal"]["fields"]
     current = {name: (fields[name]["value"] if name in fields else "") for name in FIELDS}
@@ -109,7 +132,9 @@ def edit(request: Request, proposal_id: ProposalId, form: Form) -> Response:
                 values[name] = new
         if not values:
             return _item_page(
-                who, proposal_id, status=400,
+                who,
+                proposal_id,
+                status=400,
                 error="nothing to save: change a field (or empty it to remove it) first",
             )
         who.vg.review.edit(proposal_id, note=blank(form.get("note")), **values)

@@ -24,8 +24,17 @@ __all__ = ["router"]
 router = APIRouter(include_in_schema=False)
 
 Text = Annotated[str | None, Query(max_length=1024)]
-_TIMELINE_KINDS = ("message", "run", "tool_call", "memory", "user_memory", "skill_state",
-                   "checkpoint", "promotion", "share")
+_TIMELINE_KINDS = (
+    "message",
+    "run",
+    "tool_call",
+    "memory",
+    "user_memory",
+    "skill_state",
+    "checkpoint",
+    "promotion",
+    "share",
+)
 
 
 @router.get("/runtime", response_class=HTMLResponse)
@@ -103,9 +112,7 @@ def conversation(
     run_rows = [
         {
             "run": r,
-            "calls": [
-                c for c in rows if c["kind"] == "tool_call" and c.get("run_id") == r.id
-            ],
+            "calls": [c for c in rows if c["kind"] == "tool_call" and c.get("run_id") == r.id],
             "assemblies": [
                 a
                 for a in summaries
