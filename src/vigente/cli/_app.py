@@ -5,26 +5,121 @@ Errors print ``Error: <what went wrong and how to fix it>`` and exit 1; usage er
 
 from __future__ import annotations
 
+import json
 import os
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, TypeVar, overload
 
 import click
 from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeRemainingColumn,
+)
 
 from vigente.api import Vigente
 from vigente.errors import VigenteError
+from vigente.kernel.statement import moment
+from vigente.time import Instant
 
-__all__ = ["cli", "console", "main", "open_store", "parse_scope", "scope_option"]
+__all__ = [
+    "Counted",
+    "cli",
+    "console",
+    "emit_json",
+    "json_option",
+    "knowledge",
+    "main",
+    "open_store",
+    "parse_scope",
+    "progress",
+    "scope_option",
+]
+
+T = TypeVar("T")
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 DEFAULT_DB = "vigente.db"
 
 
+# The quick reference of `vigente --help`: every top-level command, one line each, by section.
+# A command missing here is listed under "Other" with its own short help.
+SECTIONS: dict[str, tuple[tuple[str, str], ...]] = {
+    "Facts (bitemporal evidence)": (
+        ("record", "LINEAGE VALUE: a value over a valid period, as learned at K"),
+        ("retract", "LINEAGE: withdraw a source's statement (history is kept)"),
+        ("import", "FILE: record/retract lines (JSON Lines), all or nothing"),
+        ("ask", "LINEAGE --at T [--known-at K]: the evidence and statement"),
+        ("history", "LINEAGE: every snapshot on both time axes"),
+        ("lineages", "what the database holds"),
+        ("precedence", "SOURCES…: a dated precedence of sources (resolves conflicts)"),
+        ("demo", "the seed article's example, computed and checked"),
+    ),
+    "Documents (lineages of versions)": (
+        ("documents", "add | import | list | show: versions with their metadata"),
+        ("review", "submit | list | show | edit | approve | reject"),
+        ("decisions", "list | show: recorded admissibility decisions"),
+        ("derive", "KIND LABEL --from ID: a chunk or summary and its sources"),
+        ("derived", "derived items; --stale: what a new version made stale"),
+        ("verify", "ANSWER --evidence FILE: check a draft against evidence"),
+        ("import-corpus", "legalize-ee PATH: import a real versioned corpus"),
+    ),
+    "Search": (
+        ("search", "TEXT --at T: passages in force on T, and what was excluded"),
+        ("index", "cut passages for new versions and embed them"),
+    ),
+    "Agent runtime and context assembly": (
+        ("runtime", "import | show | transcript | artifact | purge-account | gc …"),
+        ("assemble", "the next model request, built by policy, recorded"),
+        ("explain", "ASSEMBLY_ID: what and why; --why-not, --rebuild, --diff"),
+        ("policy", "show | check: context-assembly policies (TOML)"),
+        ("scenario", "run FILE: replay an event log and check its expectations"),
+    ),
+    "Service and shell": (
+        ("serve", "the HTTP API (OpenAPI at /openapi.json) and MCP at /mcp"),
+        ("mcp", "MCP over stdio, for a local agent"),
+        ("completion", "bash | zsh | fish: print the shell completion script"),
+    ),
+}
+
+EXAMPLES = """\b
+Examples:
+  vigente --db limits.db record svc/upload-limit-mb 80 \\
+      --valid-from 2026-09-01 --known-at 2026-09-03 --source policy
+  vigente --db limits.db ask svc/upload-limit-mb --at 2026-09-02 --json
+  vigente --db regs.db ask cdd --at 2025-02-20 --lang it
+  vigente --db regs.db search "upload limit" --at 2026-09-29
+
+\b
+Every command that prints data takes --json (one JSON object on stdout).
+Errors: "Error: …" on stderr, exit status 1. Options: vigente COMMAND --help.
+Shell completion: eval "$(vigente completion bash)"   (or zsh, fish)."""
+
+
 class _Group(click.Group):
-    """Maps vigente's own errors to ``Error: …`` with exit status 1, never a traceback."""
+    """Maps vigente's own errors to ``Error: …`` with exit status 1, never a traceback, and
+    lists the commands by section (``SECTIONS``) so that ``--help`` reads as a quick reference.
+    """
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        names = [n for n in self.list_commands(ctx) if not self.commands[n].hidden]
+        placed = {n for rows in SECTIONS.values() for n, _ in rows}
+        width = max(len(n) for n in names)
+        limit = max(formatter.width - width - 6, 30)
+        other = tuple((n, self.commands[n].get_short_help_str(limit)) for n in names
+                      if n not in placed)
+        for title, rows in (*SECTIONS.items(), ("Other", other)):
+            present = [(n.ljust(width), line) for n, line in rows if n in names]
+            if present:
+                with formatter.section(title):
+                    formatter.write_dl(present, col_max=width + 2)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -35,6 +130,84 @@ class _Group(click.Group):
             raise click.ClickException(
                 "an argument is not valid UTF-8: re-encode it as UTF-8"
             ) from None
+
+
+def emit_json(data: object) -> None:
+    """Print ``data`` as one JSON object (or array) on one line of stdout."""
+    click.echo(json.dumps(data, ensure_ascii=False))
+
+
+def json_option(func: F) -> F:
+    """``--json``: the command prints one JSON object on stdout instead of text."""
+    return click.option(
+        "--json", "as_json", is_flag=True, help="Print one JSON object on stdout."
+    )(func)
+
+
+def knowledge(k: Instant, now: Instant) -> str:
+    """``k`` for a header line: "now (2026-12-01 10:28 UTC)" when the question was as known
+    now, else the instant readably."""
+    return f"now ({moment(k)})" if k == now else moment(k)
+
+
+def _stderr_is_terminal() -> bool:
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):  # a replaced or closed stderr
+        return False
+
+
+@contextmanager
+def progress(description: str, total: int | None = None) -> Iterator[
+        Callable[..., None]]:
+    """A progress bar for long work, on stderr and only when stderr is a terminal: stdout
+    (text or ``--json``) and pipes never see it. Yields ``step(done, total=None,
+    description=None)``."""
+    err = Console(stderr=True, highlight=False)
+    bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                   MofNCompleteColumn(), TimeRemainingColumn(), console=err, transient=True,
+                   disable=not _stderr_is_terminal())
+    task = bar.add_task(description, total=total)  # before the first frame, so it shows
+    with bar:
+
+        def step(done: int, total: int | None = None, description: str | None = None) -> None:
+            fields: dict[str, Any] = {"completed": done}
+            if total is not None:
+                fields["total"] = total
+            if description is not None:
+                fields["description"] = description
+            bar.update(task, **fields)
+
+        yield step
+
+
+class Counted(Sequence[T]):
+    """The lines of an import, reporting each one read to ``step`` (and "writing" after the
+    last one), so that an import that takes lines can show its progress unchanged."""
+
+    def __init__(self, items: Sequence[T], step: Callable[..., None],
+                 writing: str = "writing") -> None:
+        self._items = items
+        self._step = step
+        self._writing = writing
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[T]: ...
+    def __getitem__(self, index: int | slice) -> T | Sequence[T]:
+        return self._items[index]
+
+    def __iter__(self) -> Iterator[T]:
+        total = len(self._items)
+        for number, item in enumerate(self._items, start=1):
+            if number % 256 == 0 or number == total:
+                self._step(number, total)
+            yield item
+        self._step(total, total, self._writing)
 
 
 def console() -> Console:
@@ -73,7 +246,7 @@ def open_store(ctx: click.Context) -> Vigente:
     return store
 
 
-@click.group(cls=_Group)
+@click.group(cls=_Group, epilog=EXAMPLES)
 @click.option(
     "--db",
     metavar="PATH|URL",
@@ -87,8 +260,22 @@ def open_store(ctx: click.Context) -> Vigente:
 @click.version_option(package_name="vigente")
 @click.pass_context
 def cli(ctx: click.Context, db: str | None, default_zone: str | None) -> None:
-    """vigente: what an agent may treat as true, for which date, as known when."""
+    """vigente: what an agent may treat as true, for which date, as known when.
+
+    Facts and documents are answered at a valid date (--at) as known at a knowledge date
+    (--known-at, default now). Dates are YYYY-MM-DD or RFC 3339 with an offset."""
     ctx.ensure_object(dict).update(db=db, default_zone=default_zone)
+
+
+@cli.command()
+@click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
+def completion(shell: str) -> None:
+    """Print the shell completion script: eval "$(vigente completion bash)"."""
+    from click.shell_completion import get_completion_class
+
+    complete = get_completion_class(shell)
+    assert complete is not None  # the choice allows only the shells click knows
+    click.echo(complete(cli, {}, "vigente", "_VIGENTE_COMPLETE").source())
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -190,9 +190,13 @@ def policy_show(file: Path | None, as_json: bool) -> None:
 
 @policy.command("check")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
-def policy_check(file: Path) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def policy_check(file: Path, as_json: bool) -> None:
     """Validate a policy file (exit 1 with the reason when it is not valid)."""
     pol = load_policy(file)
+    if as_json:
+        _emit(pol.summary())
+        return
     click.echo(f"ok: policy {pol.id} version {pol.version} sha256 {pol.hash}")
 
 

@@ -3,17 +3,28 @@ import-corpus."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 from rich.table import Table
 
-from vigente.cli._app import cli, console, open_store, parse_scope, scope_option
+from vigente.cli._app import (
+    Counted,
+    cli,
+    console,
+    emit_json,
+    json_option,
+    knowledge,
+    open_store,
+    parse_scope,
+    progress,
+    scope_option,
+)
 from vigente.errors import InvalidInput
 from vigente.evidence.documents import NewVersion
 from vigente.evidence.in_force import DocumentEvidence
 from vigente.jsonl import read_lines
+from vigente.kernel.statement import moment
 
 
 def _read_text(path: Path) -> str:
@@ -25,8 +36,7 @@ def _read_text(path: Path) -> str:
         raise InvalidInput(f"{path} is not UTF-8 text: re-encode it as UTF-8") from None
 
 
-def _emit(data: object) -> None:
-    click.echo(json.dumps(data, ensure_ascii=False))
+_emit = emit_json
 
 
 # -- documents ---------------------------------------------------------------------------------
@@ -54,8 +64,10 @@ def documents() -> None:
 @click.option("--predecessor", help="Version id, external id or reference it relates to.")
 @click.option("--now", metavar="DATE", help="Treat this date as today (for replays).")
 @scope_option
+@json_option
 def documents_add(lineage: str, text: str | None, text_file: Path | None,
-                  scope: tuple[str, ...], now: str | None, **fields: str | None) -> None:
+                  scope: tuple[str, ...], now: str | None, as_json: bool,
+                  **fields: str | None) -> None:
     """Add a version to LINEAGE and apply its relation to the predecessor."""
     if (text is None) == (text_file is None):
         raise click.UsageError("give exactly one of --text and --text-file")
@@ -66,22 +78,33 @@ def documents_add(lineage: str, text: str | None, text_file: Path | None,
                    **fields),  # type: ignore[arg-type]
         now=now,
     )
+    if as_json:
+        _emit(version.as_dict())
+        return
     click.echo(f"added {version.version_id}: {version.label}")
 
 
 @documents.command("import")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--now", metavar="DATE", help="Treat this date as today (for replays).")
+@json_option
 @click.pass_context
-def documents_import(ctx: click.Context, file: Path, now: str | None) -> None:
-    """Import versions with metadata from a JSON Lines FILE, all or nothing."""
-    added = open_store(ctx).documents.import_lines(read_lines(file), now=now)
+def documents_import(ctx: click.Context, file: Path, now: str | None, as_json: bool) -> None:
+    """Import versions with metadata from a JSON Lines FILE, all or nothing (a progress bar
+    on a terminal)."""
+    lines = read_lines(file)
+    documents = open_store(ctx).documents
+    with progress("checking versions", len(lines)) as step:
+        added = documents.import_lines(Counted(lines, step, "adding versions"), now=now)
+    if as_json:
+        _emit({"versions": [v.as_dict() for v in added]})
+        return
     click.echo(f"imported {len(added)} version(s)")
 
 
 @documents.command("list")
 @click.argument("lineage")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@json_option
 @click.pass_context
 def documents_list(ctx: click.Context, lineage: str, as_json: bool) -> None:
     """Every version of LINEAGE, in the order they were added."""
@@ -101,8 +124,10 @@ def documents_list(ctx: click.Context, lineage: str, as_json: bool) -> None:
 
 @documents.command("show")
 @click.argument("version_id")
+@click.option("--json", "as_json", is_flag=True, help="Accepted for uniformity: the output "
+              "is always one JSON object.")
 @click.pass_context
-def documents_show(ctx: click.Context, version_id: str) -> None:
+def documents_show(ctx: click.Context, version_id: str, as_json: bool) -> None:
     """One version with its text, as JSON."""
     _emit(open_store(ctx).documents.get(version_id).as_dict(with_text=True))
 
@@ -113,7 +138,7 @@ def print_document_evidence(evidence: DocumentEvidence) -> None:
     colour = {"supported": "green", "missing": "yellow", "conflict": "red"}[
         evidence.status.value]
     out.print(f"[bold {colour}]{evidence.status.value}[/] · {evidence.interpretation.value} · "
-              f"t={evidence.valid_at} k={evidence.known_at}")
+              f"t={moment(evidence.valid_at)} · k={knowledge(evidence.known_at, evidence.now)}")
     out.print(evidence.statement, markup=False)
     table = Table("", "version", "reference", "reason", "successor", "citation")
     for row in evidence.admitted:
@@ -137,7 +162,7 @@ def decisions() -> None:
 
 @decisions.command("list")
 @click.option("--limit", default=20, show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@json_option
 @click.pass_context
 def decisions_list(ctx: click.Context, limit: int, as_json: bool) -> None:
     """The latest recorded decisions."""
@@ -154,8 +179,10 @@ def decisions_list(ctx: click.Context, limit: int, as_json: bool) -> None:
 
 @decisions.command("show")
 @click.argument("decision_id")
+@click.option("--json", "as_json", is_flag=True, help="Accepted for uniformity: the output "
+              "is always one JSON object.")
 @click.pass_context
-def decisions_show(ctx: click.Context, decision_id: str) -> None:
+def decisions_show(ctx: click.Context, decision_id: str, as_json: bool) -> None:
     """One recorded decision, as JSON: question, t, k, candidates, admitted, excluded."""
     _emit(open_store(ctx).decision(decision_id).as_dict())
 
@@ -168,18 +195,22 @@ def decisions_show(ctx: click.Context, decision_id: str) -> None:
               help="A source: dv-… (document version), drv-… (derived) or a snapshot id.")
 @click.option("--at", "valid_at", required=True, metavar="DATE", help="The t it was computed at.")
 @click.option("--known-at", required=True, metavar="DATE", help="The k it was computed at.")
+@json_option
 @click.pass_context
 def derive(ctx: click.Context, kind: str, label: str, sources: tuple[str, ...], valid_at: str,
-           known_at: str) -> None:
+           known_at: str, as_json: bool) -> None:
     """Record a derived item (chunk, summary, cached answer, memory) and its sources."""
     record = open_store(ctx).derivations.record(kind, label, sources=sources,
                                                 valid_at=valid_at, known_at=known_at)
+    if as_json:
+        _emit(record.as_dict())
+        return
     click.echo(f"derived {record.derived_id}")
 
 
 @cli.command()
 @click.option("--stale", is_flag=True, help="Only items a later version made stale.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@json_option
 @click.pass_context
 def derived(ctx: click.Context, stale: bool, as_json: bool) -> None:
     """List derived items; with --stale, those to regenerate or drop, and why."""
@@ -211,19 +242,23 @@ def review() -> None:
 @review.command("submit")
 @click.argument("files", nargs=-1, required=True,
                 type=click.Path(dir_okay=False, path_type=Path))
+@json_option
 @click.pass_context
-def review_submit(ctx: click.Context, files: tuple[Path, ...]) -> None:
+def review_submit(ctx: click.Context, files: tuple[Path, ...], as_json: bool) -> None:
     """Extract lineage, reference, validity and relation from bare FILES and queue them."""
     queue = open_store(ctx).review
-    for path in files:
-        item = queue.submit(_read_text(path), filename=path.name)
+    items = [queue.submit(_read_text(path), filename=path.name) for path in files]
+    if as_json:
+        _emit({"proposals": [item.as_dict() for item in items]})
+        return
+    for path, item in zip(files, items, strict=True):
         state = "ready to approve" if item.proposal.approvable else "needs edits"
         click.echo(f"{item.proposal_id}: {path.name} ({state})")
 
 
 @review.command("list")
 @click.option("--status", type=click.Choice(["pending", "approved", "rejected"]))
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@json_option
 @click.pass_context
 def review_list(ctx: click.Context, status: str | None, as_json: bool) -> None:
     """Proposals in the queue."""
@@ -244,8 +279,10 @@ def review_list(ctx: click.Context, status: str | None, as_json: bool) -> None:
 
 @review.command("show")
 @click.argument("proposal_id")
+@click.option("--json", "as_json", is_flag=True, help="Accepted for uniformity: the output "
+              "is always one JSON object.")
 @click.pass_context
-def review_show(ctx: click.Context, proposal_id: str) -> None:
+def review_show(ctx: click.Context, proposal_id: str, as_json: bool) -> None:
     """One proposal with its spans, confidences, problems and history, as JSON."""
     _emit(open_store(ctx).review.show(proposal_id).as_dict(with_text=True))
 
@@ -256,15 +293,19 @@ def review_show(ctx: click.Context, proposal_id: str) -> None:
               help="Set a field (repeatable), e.g. --set valid_from=2025-03-03.")
 @click.option("--clear", "cleared", multiple=True, metavar="FIELD", help="Remove a field.")
 @click.option("--note")
+@json_option
 @click.pass_context
 def review_edit(ctx: click.Context, proposal_id: str, assignments: tuple[str, ...],
-                cleared: tuple[str, ...], note: str | None) -> None:
+                cleared: tuple[str, ...], note: str | None, as_json: bool) -> None:
     """Correct the proposed fields of a pending proposal."""
     values: dict[str, str | None] = dict(parse_scope(assignments))
     values.update({name: None for name in cleared})
     if not values:
         raise click.UsageError("give --set FIELD=VALUE or --clear FIELD")
     item = open_store(ctx).review.edit(proposal_id, note=note, **values)
+    if as_json:
+        _emit(item.as_dict())
+        return
     state = "ready to approve" if item.proposal.approvable else "still needs edits"
     click.echo(f"{proposal_id}: edited ({state})")
 
@@ -273,21 +314,30 @@ def review_edit(ctx: click.Context, proposal_id: str, assignments: tuple[str, ..
 @click.argument("proposal_id")
 @click.option("--note")
 @click.option("--now", metavar="DATE", help="Treat this date as today (for replays).")
+@json_option
 @click.pass_context
 def review_approve(ctx: click.Context, proposal_id: str, note: str | None,
-                   now: str | None) -> None:
+                   now: str | None, as_json: bool) -> None:
     """Approve a proposal: its version becomes admissible."""
     version = open_store(ctx).review.approve(proposal_id, note=note, now=now)
+    if as_json:
+        _emit(version.as_dict())
+        return
     click.echo(f"{proposal_id}: approved as {version.version_id} ({version.label})")
 
 
 @review.command("reject")
 @click.argument("proposal_id")
 @click.option("--note")
+@json_option
 @click.pass_context
-def review_reject(ctx: click.Context, proposal_id: str, note: str | None) -> None:
+def review_reject(ctx: click.Context, proposal_id: str, note: str | None,
+                  as_json: bool) -> None:
     """Reject a proposal: nothing is added."""
-    open_store(ctx).review.reject(proposal_id, note=note)
+    item = open_store(ctx).review.reject(proposal_id, note=note)
+    if as_json:
+        _emit(item.as_dict())
+        return
     click.echo(f"{proposal_id}: rejected")
 
 
@@ -297,7 +347,7 @@ def review_reject(ctx: click.Context, proposal_id: str, note: str | None) -> Non
 @click.option("--evidence", "evidence_file", required=True,
               type=click.Path(dir_okay=False, path_type=Path),
               help="The evidence JSON (`vigente ask … --json`).")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@json_option
 def verify(answer: str, evidence_file: Path, as_json: bool) -> None:
     """Check a generated ANSWER against the evidence; exit 1 when it fails."""
     from vigente.evidence.verify import verify_file
@@ -318,23 +368,20 @@ def verify(answer: str, evidence_file: Path, as_json: bool) -> None:
 @click.argument("corpus", type=click.Choice(["legalize-ee"]))
 @click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--limit", type=click.IntRange(min=1), help="Import only the first N lineages.")
-@click.option("--json", "as_json", is_flag=True, help="Print the full report as one JSON object.")
+@click.option("--json", "as_json", is_flag=True, help="Print the full report as one JSON "
+              "object.")
 @click.pass_context
 def import_corpus_command(ctx: click.Context, corpus: str, path: Path, limit: int | None,
                           as_json: bool) -> None:
     """Import a real versioned corpus (all or nothing) and report every anomaly found."""
-    from rich.progress import Progress
-
     from vigente.corpus import legalize_ee
     from vigente.corpus.importer import import_corpus
 
     if not path.is_file():
         raise InvalidInput(f"no corpus file at {path}: give the path of versions.jsonl.xz")
     vg = open_store(ctx)
-    with Progress(console=console(), transient=True, disable=as_json) as bar:
-        task = bar.add_task("importing lineages", total=limit)
-        result = import_corpus(vg, legalize_ee.read(path), limit=limit,
-                               progress=lambda n: bar.update(task, completed=n))
+    with progress("importing lineages", limit) as step:
+        result = import_corpus(vg, legalize_ee.read(path), limit=limit, progress=step)
     if as_json:
         _emit(result.as_dict())
         return

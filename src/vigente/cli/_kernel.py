@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -12,9 +11,23 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from vigente.cli._app import cli, console, open_store, parse_scope, scope_option
+from vigente.cli._app import (
+    Counted,
+    cli,
+    console,
+    emit_json,
+    json_option,
+    knowledge,
+    open_store,
+    parse_scope,
+    progress,
+    scope_option,
+)
+from vigente.evidence.wording import in_language
+from vigente.jsonl import read_lines
 from vigente.kernel.evidence import Evidence
-from vigente.kernel.statement import format_value
+from vigente.kernel.ledger import WriteResult
+from vigente.kernel.statement import format_value, moment
 from vigente.kernel.values import parse_cli_value
 from vigente.kernel.versions import Version
 
@@ -41,15 +54,30 @@ def _statement(scope: tuple[str, ...], **fields: str | None) -> dict[str, Any]:
     return {**fields, "scope": parse_scope(scope)}
 
 
+def _row(v: Version) -> dict[str, Any]:
+    return dict(v.as_row(), scope=v.scope.as_dict())
+
+
+def _write_json(lineage: str, result: WriteResult) -> dict[str, Any]:
+    """The ``--json`` shape of record and retract."""
+    return {"lineage": lineage, "changed": result.changed, "write_id": result.write_id,
+            "appended": [_row(v) for v in result.appended],
+            "closed": [_row(v) for v in result.closed]}
+
+
 @cli.command()
 @click.argument("lineage")
 @click.argument("value")
 @statement_options
+@json_option
 @click.pass_context
 def record(ctx: click.Context, /, lineage: str, value: str, scope: tuple[str, ...],
-           **fields: str | None) -> None:
+           as_json: bool, **fields: str | None) -> None:
     """Record that LINEAGE is VALUE (JSON if valid JSON, else a string) over a period."""
     result = open_store(ctx).record(lineage, parse_cli_value(value), **_statement(scope, **fields))
+    if as_json:
+        emit_json(_write_json(lineage, result))
+        return
     if not result.changed:
         click.echo("unchanged: the store already states exactly this")
         return
@@ -62,11 +90,15 @@ def record(ctx: click.Context, /, lineage: str, value: str, scope: tuple[str, ..
 @cli.command()
 @click.argument("lineage")
 @statement_options
+@json_option
 @click.pass_context
-def retract(ctx: click.Context, /, lineage: str, scope: tuple[str, ...],
+def retract(ctx: click.Context, /, lineage: str, scope: tuple[str, ...], as_json: bool,
             **fields: str | None) -> None:
     """Withdraw what SOURCE stated about LINEAGE over a period (history is kept)."""
     result = open_store(ctx).retract(lineage, **_statement(scope, **fields))
+    if as_json:
+        emit_json(_write_json(lineage, result))
+        return
     if not result.changed:
         click.echo("unchanged: nothing to retract in that period")
         return
@@ -79,10 +111,20 @@ def retract(ctx: click.Context, /, lineage: str, scope: tuple[str, ...],
 @cli.command("import")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--now", metavar="DATE", help="Treat this date as today (for replays).")
+@json_option
 @click.pass_context
-def import_(ctx: click.Context, file: Path, now: str | None) -> None:
-    """Import a JSON Lines FILE of record/retract statements, all or nothing."""
-    report = open_store(ctx).import_jsonl(file, now=now)
+def import_(ctx: click.Context, file: Path, now: str | None, as_json: bool) -> None:
+    """Import a JSON Lines FILE of record/retract statements, all or nothing (a progress
+    bar on a terminal)."""
+    lines = read_lines(file)
+    vg = open_store(ctx)
+    with progress("checking statements", len(lines)) as step:
+        report = vg.import_lines(Counted(lines, step, "writing statements"), now=now)
+    if as_json:
+        emit_json({"statements": report.statements, "applied": report.applied,
+                   "versions_appended": report.versions_appended,
+                   "versions_closed": report.versions_closed})
+        return
     click.echo(
         f"imported {report.statements} statement(s): {report.applied} changed the store, "
         f"{report.versions_appended} snapshot(s) appended, {report.versions_closed} closed"
@@ -97,9 +139,9 @@ def import_(ctx: click.Context, file: Path, now: str | None) -> None:
 @click.option("--now", metavar="DATE", help="Treat this date as today.")
 @scope_option
 @click.option("--lang", default="en", show_default=True, type=click.Choice(["en", "it"]),
-              help="Language of citations (document lineages).")
+              help="Language of the statement and its citations.")
 @click.option("--record", is_flag=True, help="Record the admissibility decision.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@json_option
 @click.pass_context
 def ask(
     ctx: click.Context,
@@ -122,18 +164,18 @@ def ask(
                                     scope=parse_scope(scope), now=now, language=lang,
                                     record=record)
         if as_json:
-            click.echo(json.dumps(doc.as_dict(), ensure_ascii=False))
+            emit_json(doc.as_dict())
         else:
             print_document_evidence(doc)
         return
     if valid_at is None:
         raise click.UsageError("--at is required: give the date the question is about")
-    evidence = vg.evidence(
+    evidence = in_language(vg.evidence(
         lineage, valid_at=valid_at, known_at=known_at, scope=parse_scope(scope), now=now,
         record=record,
-    )
+    ), lang)
     if as_json:
-        click.echo(json.dumps(evidence.as_dict(), ensure_ascii=False))
+        emit_json(evidence.as_dict())
         return
     _print_evidence(console(), evidence)
     if evidence.decision_id:
@@ -148,7 +190,7 @@ def _print_evidence(console: Console, evidence: Evidence) -> None:
     colour = {"supported": "green", "missing": "yellow", "conflict": "red"}[evidence.status.value]
     console.print(
         f"[bold {colour}]{evidence.status.value}[/] · {evidence.interpretation.value} · "
-        f"t={evidence.valid_at} k={evidence.known_at} now={evidence.now}"
+        f"t={moment(evidence.valid_at)} · k={knowledge(evidence.known_at, evidence.now)}"
     )
     values = ", ".join(format_value(v) for v in evidence.values) or "—"
     console.print(f"values: [bold]{values}[/]")
@@ -200,14 +242,14 @@ def _versions_table(title: str, versions: Sequence[Version]) -> Table:
 @cli.command()
 @click.argument("lineage")
 @scope_option
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@json_option
 @click.pass_context
 def history(ctx: click.Context, lineage: str, scope: tuple[str, ...], as_json: bool) -> None:
     """Every snapshot of LINEAGE on both time axes."""
     versions = open_store(ctx).history(lineage, scope=parse_scope(scope) if scope else None)
     if as_json:
-        rows = [dict(v.as_row(), scope=v.scope.as_dict()) for v in versions]
-        click.echo(json.dumps({"lineage": lineage, "versions": rows}, ensure_ascii=False))
+        rows = [_row(v) for v in versions]
+        emit_json({"lineage": lineage, "versions": rows})
         return
     if not versions:
         raise click.ClickException(
@@ -217,14 +259,14 @@ def history(ctx: click.Context, lineage: str, scope: tuple[str, ...], as_json: b
 
 
 @cli.command()
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@json_option
 @click.pass_context
 def lineages(ctx: click.Context, as_json: bool) -> None:
     """List every lineage (and scope) in the database."""
     items = open_store(ctx).lineages()
     if as_json:
         payload = [{"lineage": name, "scope": scope.as_dict()} for name, scope in items]
-        click.echo(json.dumps({"lineages": payload}, ensure_ascii=False))
+        emit_json({"lineages": payload})
         return
     table = Table("lineage", "scope")
     for name, scope in items:
@@ -238,6 +280,7 @@ def lineages(ctx: click.Context, as_json: bool) -> None:
 @click.option("--lineage", help="Limit the rule to one lineage (default: the whole scope).")
 @click.option("--now", metavar="DATE", help="Treat this date as today.")
 @scope_option
+@json_option
 @click.pass_context
 def precedence(
     ctx: click.Context,
@@ -246,11 +289,17 @@ def precedence(
     lineage: str | None,
     now: str | None,
     scope: tuple[str, ...],
+    as_json: bool,
 ) -> None:
     """Set an explicit precedence of SOURCES (highest first) to resolve conflicts."""
     rule = open_store(ctx).set_precedence(
         sources, known_at=known_at, scope=parse_scope(scope), lineage=lineage, now=now
     )
+    if as_json:
+        emit_json({"rule_id": rule.rule_id, "sources": list(rule.sources),
+                   "known_from": rule.known_from.isoformat(), "lineage": rule.lineage,
+                   "scope": rule.scope.as_dict()})
+        return
     click.echo(f"precedence rule {rule.rule_id}: {' > '.join(rule.sources)} from {rule.known_from}")
 
 

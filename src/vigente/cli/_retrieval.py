@@ -3,15 +3,21 @@ embeddings, with a progress bar)."""
 
 from __future__ import annotations
 
-import json
-import sys
-
 import click
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from vigente.cli._app import cli, console, open_store, parse_scope, scope_option
+from vigente.cli._app import (
+    cli,
+    console,
+    emit_json,
+    json_option,
+    knowledge,
+    open_store,
+    parse_scope,
+    progress,
+    scope_option,
+)
+from vigente.kernel.statement import moment
 from vigente.retrieval import (
     ALL_SCOPES,
     BUILTIN_MODELS,
@@ -22,9 +28,7 @@ from vigente.retrieval import (
 )
 from vigente.retrieval.search import MODES
 
-
-def _emit(data: object) -> None:
-    click.echo(json.dumps(data, ensure_ascii=False))
+_emit = emit_json
 
 
 def _snippet(text: str, limit: int = 160) -> str:
@@ -32,9 +36,11 @@ def _snippet(text: str, limit: int = 160) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def print_search(result: SearchResult) -> None:
+def print_search(result: SearchResult, *, known_now: bool = False) -> None:
+    """The hits as a table; ``known_now`` when no knowledge date was given (k is now)."""
     out = console()
-    when = f"t={result.valid_at} k={result.known_at}"
+    k = result.known_at
+    when = f"t={moment(result.valid_at)} · k={knowledge(k, k) if known_now else moment(k)}"
     if result.date_phrase:
         when += f" (from the question: {result.date_phrase!r})"
     out.print(f"[bold]{len(result.hits)} hit(s)[/] · {result.mode} · {when}", markup=True)
@@ -79,7 +85,7 @@ def print_search(result: SearchResult) -> None:
               type=click.Choice(["en", "it"]), help="Language of citations.")
 @click.option("--now", metavar="DATE", help="Treat this date as today.")
 @click.option("--record", is_flag=True, help="Store the admissibility decision.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@json_option
 @scope_option
 @click.pass_context
 def search(ctx: click.Context, text: str, valid_at: str | None, known_at: str | None, k: int,
@@ -99,7 +105,7 @@ def search(ctx: click.Context, text: str, valid_at: str | None, known_at: str | 
     if as_json:
         _emit(result.as_dict())
     else:
-        print_search(result)
+        print_search(result, known_now=known_at is None)
 
 
 @cli.command()
@@ -111,7 +117,7 @@ def search(ctx: click.Context, text: str, valid_at: str | None, known_at: str | 
 @click.option("--rechunk", is_flag=True, help="Forget every passage and vector and cut again.")
 @click.option("--drop-model", metavar="MODEL_ID", multiple=True,
               help="Forget the vectors of a model no longer used (repeatable).")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@json_option
 @click.pass_context
 def index(ctx: click.Context, embed: bool | None, model_id: str, rechunk: bool,
           drop_model: tuple[str, ...], as_json: bool) -> None:
@@ -124,15 +130,7 @@ def index(ctx: click.Context, embed: bool | None, model_id: str, rechunk: bool,
         if not embed and not as_json:
             click.echo("note: vigente[embed] is not installed: indexing for lexical search only")
     embedder = builtin_embedder(model_id) if embed else None
-    err = Console(stderr=True, highlight=False)
-    with Progress(TextColumn("embedding"), BarColumn(), MofNCompleteColumn(),
-                  TimeRemainingColumn(), console=err, transient=True,
-                  disable=as_json or not sys.stderr.isatty()) as progress:
-        task = progress.add_task("embed", total=None)
-
-        def step(done: int, total: int) -> None:
-            progress.update(task, completed=done, total=total)
-
+    with progress("embedding" if embedder is not None else "indexing") as step:
         report = retrieval.index(embed=embedder if embedder is not None else False,
                                  rechunk=rechunk, progress=step)
     data = report.as_dict() | {"dropped": dropped}

@@ -3,7 +3,6 @@ purge-account | gc`` — thin calls of ``vg.runtime``."""
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -11,12 +10,33 @@ from typing import Any
 import click
 from rich.table import Table
 
-from vigente.cli._app import cli, console, open_store
+from vigente.cli._app import (
+    Counted,
+    cli,
+    console,
+    emit_json,
+    json_option,
+    open_store,
+    progress,
+)
+from vigente.jsonl import read_lines
+from vigente.kernel.statement import moment
 from vigente.runtime import Graph
+from vigente.runtime.events import RuntimeImportReport
+from vigente.runtime.retention import GCReport, PurgeReport
+
+_emit = emit_json
 
 
-def _emit(data: object) -> None:
-    click.echo(json.dumps(data, ensure_ascii=False))
+def _import_json(report: RuntimeImportReport) -> dict[str, Any]:
+    """The ``--json`` shape of both runtime imports."""
+    return {"events": report.events, "by_kind": dict(sorted(report.by_kind.items())),
+            "conversations": list(report.conversations)}
+
+
+def _report_json(report: PurgeReport | GCReport) -> dict[str, Any]:
+    data = {name: getattr(report, name) for name in report.__dataclass_fields__}
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in data.items()}
 
 
 @cli.group()
@@ -27,10 +47,18 @@ def runtime() -> None:
 @runtime.command("import")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--now", metavar="DATE", help="The import's clock, for lines without `at`.")
+@json_option
 @click.pass_context
-def import_(ctx: click.Context, file: Path, now: str | None) -> None:
-    """Import an event log (JSON Lines, see RUNTIME.md), all or nothing."""
-    report = open_store(ctx).runtime.import_events(file, now=now)
+def import_(ctx: click.Context, file: Path, now: str | None, as_json: bool) -> None:
+    """Import an event log (JSON Lines, see RUNTIME.md), all or nothing (a progress bar on a
+    terminal)."""
+    lines = read_lines(file)
+    rt = open_store(ctx).runtime
+    with progress("importing events", len(lines)) as step:
+        report = rt.import_events(Counted(lines, step, "committing"), now=now)
+    if as_json:
+        _emit(_import_json(report))
+        return
     kinds = ", ".join(f"{n} {k}" for k, n in sorted(report.by_kind.items()))
     click.echo(f"imported {report.events} event(s) into {', '.join(report.conversations) or '-'}"
                f": {kinds}")
@@ -43,13 +71,17 @@ def import_(ctx: click.Context, file: Path, now: str | None) -> None:
 @click.option("--trial", type=int, help="Which transcript of a file of trials (tau-bench).")
 @click.option("--model", default="unknown", show_default=True, help="The assistant's model.")
 @click.option("--at", metavar="DATE", help="Knowledge time of the import (default: now).")
+@json_option
 @click.pass_context
 def import_openai(ctx: click.Context, file: Path, conversation: str, account: str,
-                  trial: int | None, model: str, at: str | None) -> None:
+                  trial: int | None, model: str, at: str | None, as_json: bool) -> None:
     """Import an OpenAI chat-format transcript (a list of messages, or {"messages": …})."""
     report = open_store(ctx).runtime.import_openai(file, conversation=conversation,
                                                    account=account, trial=trial, model=model,
                                                    at=at)
+    if as_json:
+        _emit(_import_json(report))
+        return
     kinds = ", ".join(f"{n} {k}" for k, n in sorted(report.by_kind.items()))
     click.echo(f"imported {conversation}: {kinds}")
 
@@ -62,11 +94,12 @@ def _size(n: int) -> str:
     return f"{n:.1f} GiB"
 
 
-def _print_graph(graph: Graph) -> None:
+def _print_graph(graph: Graph, known_now: bool) -> None:
     out = console()
     c = graph.conversation
-    out.print(f"conversation {c.id} · account {c.account} · as known at {graph.known_at}",
-              markup=False)
+    k = graph.known_at
+    when = f"now ({moment(k)})" if known_now else f"at {moment(k)}"
+    out.print(f"conversation {c.id} · account {c.account} · as known {when}", markup=False)
     table = Table("seq", "kind", "id", "branch", "owner", "detail", "known from")
     for node in graph.nodes:
         detail = ""
@@ -104,7 +137,7 @@ def _print_graph(graph: Graph) -> None:
 @click.option("--branch", help="Only this branch and what it inherits.")
 @click.option("--known-at", metavar="DATE", help="The graph as known then (default: now).")
 @click.option("--account", help="Without CONVERSATION: only this account's conversations.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@json_option
 @click.pass_context
 def show(ctx: click.Context, conversation: str | None, branch: str | None,
          known_at: str | None, account: str | None, as_json: bool) -> None:
@@ -124,14 +157,14 @@ def show(ctx: click.Context, conversation: str | None, branch: str | None,
     if as_json:
         _emit(graph.as_dict())
     else:
-        _print_graph(graph)
+        _print_graph(graph, known_now=known_at is None)
 
 
 @runtime.command()
 @click.argument("conversation")
 @click.option("--branch", default="main", show_default=True)
 @click.option("--known-at", metavar="DATE", help="As known then (default: now).")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@json_option
 @click.pass_context
 def transcript(ctx: click.Context, conversation: str, branch: str, known_at: str | None,
                as_json: bool) -> None:
@@ -152,7 +185,7 @@ def transcript(ctx: click.Context, conversation: str, branch: str, known_at: str
 @click.option("--conversation", help="When the id exists in several conversations.")
 @click.option("--raw", is_flag=True, help="Write the raw result bytes to stdout, exactly.")
 @click.option("--arguments", is_flag=True, help="With --raw: the raw arguments instead.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@json_option
 @click.pass_context
 def artifact(ctx: click.Context, artifact_id: str, conversation: str | None, raw: bool,
              arguments: bool, as_json: bool) -> None:
@@ -189,10 +222,14 @@ def artifact(ctx: click.Context, artifact_id: str, conversation: str | None, raw
 @runtime.command("purge-account")
 @click.argument("account")
 @click.option("--dry-run", is_flag=True, help="Say what would be deleted; delete nothing.")
+@json_option
 @click.pass_context
-def purge_account(ctx: click.Context, account: str, dry_run: bool) -> None:
+def purge_account(ctx: click.Context, account: str, dry_run: bool, as_json: bool) -> None:
     """Delete ACCOUNT's conversations and everything derived from them, leaving no text."""
     report = open_store(ctx).runtime.purge_account(account, dry_run=dry_run)
+    if as_json:
+        _emit(_report_json(report))
+        return
     if dry_run:
         click.echo(f"would delete {len(report.conversations)} conversation(s) "
                    f"({', '.join(report.conversations) or '-'}) and {report.rows} row(s)")
@@ -204,12 +241,16 @@ def purge_account(ctx: click.Context, account: str, dry_run: bool) -> None:
 @runtime.command()
 @click.option("--dry-run", is_flag=True, help="Say what would be erased; erase nothing.")
 @click.option("--now", metavar="DATE", help="Apply retention as of this date.")
+@json_option
 @click.pass_context
-def gc(ctx: click.Context, dry_run: bool, now: str | None) -> None:
+def gc(ctx: click.Context, dry_run: bool, now: str | None, as_json: bool) -> None:
     """Apply the retention classes: erase old raw bytes (tombstones stay), old checkpoints
     and skill states, assemblies past their policy's [retention] days, and blobs nothing
     refers to."""
     report = open_store(ctx).runtime.gc(now=now, dry_run=dry_run)
+    if as_json:
+        _emit(_report_json(report))
+        return
     verb = "would erase" if dry_run else "erased"
     click.echo(f"{verb} {report.contents} raw content(s), {report.records} record(s), "
                f"{report.blobs} unreferenced blob(s), {report.assemblies} expired assembly(ies)"
