@@ -25,6 +25,7 @@ from rich.table import Table
 
 from vigente.api import Vigente
 from vigente.assemble import count_message_tokens, tiktoken_tokenizer
+from vigente.bench._scenarios import DEFAULT_SCENARIOS, render_scenarios, run_scenarios
 from vigente.runtime.openai import transcript_events
 
 __all__ = ["BENCHMARK", "ContextBenchmark"]
@@ -210,6 +211,12 @@ class ContextBenchmark:
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
+            "--scenarios",
+            type=Path,
+            default=DEFAULT_SCENARIOS,
+            help="scenario fixtures to replay (default tests/data/scenarios)",
+        )
+        parser.add_argument(
             "--tau-bench",
             type=Path,
             default=DEFAULT_TAU,
@@ -221,7 +228,7 @@ class ContextBenchmark:
 
     def run(self, args: argparse.Namespace, log: Console) -> dict[str, Any]:
         log.print(f"tau-bench: {args.tau_bench}")
-        return run_tau(args.tau_bench, args.sessions, log)
+        return run_tau(args.tau_bench, args.sessions, log) | run_scenarios(args.scenarios, log)
 
     def render(self, figures: dict[str, Any], console: Console) -> None:
         table = Table(title="vigente context benchmark (tau-bench airline)")
@@ -235,6 +242,7 @@ class ContextBenchmark:
             f"{figures['tau_points']} action points, {figures['tau_required_facts']} "
             f"required facts, {figures['tau_sessions']} sessions"
         )
+        render_scenarios(figures, console)
 
 
 BENCHMARK = ContextBenchmark()
