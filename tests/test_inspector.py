@@ -352,6 +352,10 @@ def test_runtime_pages_show_branches_runs_and_assemblies(inspector: Inspector) -
         assert first in conv and second in conv
         page = c.get(f"/assembly/{second}").text
         asked = c.get(f"/assembly/{first}", params={"why_not": "t2"}).text
+        rebuilt = _text(c.get(f"/assembly/{second}", params={"rebuild": "1"}).text)
+    with inspector.store() as vg:
+        again = vg.assembly.rebuild(second)
+    assert ("matches the stored selection" in rebuilt) is again["matches"]
     text = _text(page)
     included = _text(page[page.index('data-testid="included"') : page.index("Omitted (")])
     for d in record["included"]:
@@ -416,6 +420,41 @@ def test_review_edit_approve_and_reject_through_forms(inspector: Inspector) -> N
         assert vg.review.show(memo).status == "rejected"
         assert [e.note for e in vg.review.show(memo).events] == ["not a regulation"]
     assert approved.version_id in done
+
+
+@pytest.mark.postgres
+def test_every_page_on_postgresql(postgres_url: str) -> None:
+    """The same pages over a PostgreSQL root (a schema per tenant)."""
+    app = create_app(ServiceConfig(postgres_url, admin_key=ADMIN_KEY, rate=1000, burst=1000))
+    with running(app) as url, httpx.Client(base_url=url, timeout=60) as c:
+        assert c.post("/v1/admin/tenants", json={"name": "acme"}, headers=ADMIN).status_code == 201
+        key = c.post("/v1/admin/tenants/acme/keys", json={}, headers=ADMIN).json()["key"]
+        with Vigente.open(TenantStores(postgres_url).tenant_url("acme")) as vg:
+            first, second = _seed(vg)
+            proposal = vg.review.submit(
+                (DOCS / "en_notice_amending.txt").read_text(encoding="utf-8")
+            ).proposal_id
+            expected = vg.evidence(LINEAGE, valid_at="2026-09-02", known_at="2026-09-02")
+        assert c.post("/login", data={"key": key}).status_code == 303
+        for path in (
+            "/",
+            f"/lineage?name={quote(LINEAGE)}&t=2026-09-02&k=2026-09-02",
+            "/lineage?name=cdd&t=2025-02-20",
+            "/search?q=customer+due+diligence&t=2025-02-20",
+            "/runtime",
+            "/runtime/conversation?id=s",
+            f"/assembly/{second}?why_not=u3",
+            "/review",
+            f"/review/{proposal}",
+        ):
+            r = c.get(path)
+            assert r.status_code == 200, (path, r.text[:500])
+        page = _text(c.get(f"/lineage?name={quote(LINEAGE)}&t=2026-09-02&k=2026-09-02").text)
+        assert _text(expected.statement) in page
+        assert first in c.get("/runtime/conversation?id=s").text
+        r = c.post(f"/review/{proposal}/reject", data={"note": "on PostgreSQL"})
+        assert r.status_code == 303
+        assert "rejected" in c.get(r.headers["location"]).text
 
 
 # -- the browser --------------------------------------------------------------------------------
@@ -552,6 +591,10 @@ def test_click_through_every_page_in_chromium(
         page.click("[data-testid=why-not-form] button[type=submit]")
     assert "other_branch" in (page.text_content("[data-testid=why-not]") or "")
     shot("why-not")
+    with page.expect_navigation():
+        page.click("[data-testid=rebuild-form] button[type=submit]")
+    assert "matches" in (page.text_content("[data-testid=rebuilt]") or "")
+    shot("rebuild")
     page.click("text=← previous call")
     page.wait_for_url(re.compile(re.escape(first)))
     assert "only recorded model call" not in page.content()

@@ -151,9 +151,11 @@ def assembly(
     assembly_id: Annotated[str, Path(min_length=1, max_length=200)],
     why_not: Text = None,
     before: Text = None,
+    rebuild: Annotated[str | None, Query(max_length=8)] = None,
 ) -> HTMLResponse:
     """One recorded assembly: included (as what), omitted by reason, tokens against replay,
-    why a record was left out, and the diff from the consecutive model call before it."""
+    why a record was left out, the diff from the consecutive model call before it and, on
+    request, whether assembling again from its snapshot and policy selects the same."""
     who = viewer(request)
     vg = who.vg
     why_not, before = blank(why_not), blank(before)
@@ -177,7 +179,10 @@ def assembly(
     status = 200
     answer = None
     diff = None
+    rebuilt = None
     try:
+        if rebuild:
+            rebuilt = vg.assembly.rebuild(assembly_id)
         if why_not is not None:
             answer = vg.assembly.why_not(assembly_id, why_not)
         base = before or previous
@@ -208,6 +213,7 @@ def assembly(
         why_not=why_not or "",
         answer=answer,
         diff=diff,
+        rebuilt=rebuilt,
         before=before or previous or "",
         previous=previous,
         following=following,
