@@ -11,12 +11,32 @@ import hashlib
 import json
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from vigente.assemble.blocks import Block
+from vigente.assemble.gather import (
+    FIRST_PAGE,
+    CountCache,
+    below,
+    classify,
+    horizon,
+    nodes_since,
+    protected_ids,
+    replay_tokens,
+    structure_graph,
+)
 from vigente.assemble.modes import contract_for
-from vigente.assemble.pipeline import Boundary, Context, Decision, Unit, decide, fit_budget, order
+from vigente.assemble.pipeline import (
+    PROTECTED,
+    Boundary,
+    Context,
+    Decision,
+    Unit,
+    decide,
+    fit_budget,
+    order,
+)
 from vigente.assemble.policy import Policy, default_policy, policy_from_document
 from vigente.assemble.serialize import FORMATS, serializer
 from vigente.assemble.tokens import Tokenizer, count_message_tokens, tiktoken_tokenizer
@@ -33,7 +53,7 @@ from vigente.runtime.records import (
     ToolMemory,
     UserMemory,
 )
-from vigente.time import Instant, TimeLike, current_instant
+from vigente.time import TimeLike, current_instant
 
 if TYPE_CHECKING:
     from vigente.runtime.service import Runtime
@@ -134,9 +154,9 @@ class Assembler:
         if k > created:
             raise InvalidInput(f"--as-of {k} is in the future: give a knowledge time up to now")
         # 1. boundary -------------------------------------------------------------------
-        t0 = time.perf_counter()
         rt.conversation(conversation)
-        graph = rt.graph(conversation, known_at=k)
+        rt.catch_up_index(conversation)
+        graph = structure_graph(rt, conversation, k, mode=mode)  # structure, not the records
         participants = {n.id: n for n in graph.nodes if isinstance(n, Participant)}
         if participant not in participants:
             raise InvalidInput(
@@ -152,7 +172,7 @@ class Assembler:
             if isinstance(n, ModelRun)
             and n.participant_id == participant
             and n.branch_id in windows
-        ]
+        ]  # (runs are read for the modes that need them: subagent, resume, scheduled, send)
         # a subagent child's request sees its own run's records; any other mode is a request
         # of a top-level run, which sees a child's records only once they are promoted
         children = [r for r in runs if r.parent_run]
@@ -173,33 +193,62 @@ class Assembler:
             tuple(sorted((p.id, p.label or p.id) for p in participants.values())),
         )
         # 2. candidates -----------------------------------------------------------------
-        cands = rt.candidates(conversation, branch, participant, known_at=k, run=run)
-        graph_ms = _ms(t0)
-        t1 = time.perf_counter()
-        units, trace_extra, order_key = self._units(cands, graph, boundary)
-        contract = contract_for(boundary, graph, units, pol)  # the runtime mode's (seed 4.13)
-        units, out_of_mode = contract.scope(units)
-        trace_extra += out_of_mode
-        for ref in boundary.rehydrate:
-            if ref not in units and not any(d.ref == ref for d in trace_extra):
-                raise InvalidInput(
-                    f"--rehydrate {ref!r}: no tool exchange with that id on "
-                    f"branch {branch!r} as known at {k} (artifacts share their "
-                    "call's id)"
-                )
-        ctx = self._context(pol, boundary, units)
-        decide(contract.decide_first(list(units.values()), ctx), ctx)
-        units = self._read_contents(units, ctx, pol)
-        tok = self.tokenizer(pol.encoding)
+        # The protected state is read whole; the other candidates newest first, down to a
+        # read horizon lowered until the budget binds (then nothing older could have fit:
+        # the budget drops the oldest first); what lies below it is counted, not read.
+        protected = [*protected_ids(self.store, conversation, chain, k), *boundary.rehydrate]
+        tok = CountCache(self.tokenizer(pol.encoding))
         chat = serializer("openai-chat")
-
-        def cost(unit: Unit, d: Decision) -> int:
-            return count_message_tokens(
-                tok, chat.serialize(contract.render(unit, d, boundary)).messages
+        page = FIRST_PAGE
+        graph_ms = policy_ms = 0.0
+        while True:
+            t1 = time.perf_counter()
+            since = horizon(self.store, conversation, chain, k, page)
+            cands = rt.candidates(
+                conversation, branch, participant, known_at=k, run=run, since=since,
+                include=protected,
             )
+            nodes = nodes_since(self.store, conversation, since, k)
+            graph_ms += _ms(t1)
+            t1 = time.perf_counter()
+            units, trace_extra, order_key = self._units(cands, nodes, boundary)
+            contract = contract_for(boundary, graph, units, pol)  # the mode's (seed 4.13)
+            units, out_of_mode = contract.scope(units)
+            trace_extra += out_of_mode
+            for ref in boundary.rehydrate:
+                if ref not in units and not any(d.ref == ref for d in trace_extra):
+                    raise InvalidInput(
+                        f"--rehydrate {ref!r}: no tool exchange with that id on "
+                        f"branch {branch!r} as known at {k} (artifacts share their "
+                        "call's id)"
+                    )
+            ctx = self._context(pol, boundary, units)
+            decide(contract.decide_first(list(units.values()), ctx), ctx)
+            units = self._read_contents(units, ctx, pol)
 
-        decided = fit_budget(units, ctx, cost)
-        policy_ms = _ms(t1)
+            def cost(unit: Unit, d: Decision, ctx: Context = ctx,
+                     units: dict[str, Unit] = units, contract: Any = contract) -> int:
+                return count_message_tokens(
+                    tok,
+                    chat.serialize(contract.render(unit, d, boundary)).messages,
+                )
+
+            decided = fit_budget(units, ctx, cost)
+            policy_ms += _ms(t1)
+            if since == 0 or any(d.rule.startswith("budget.") for d in decided.values()):
+                break
+            # read as many more as the room left asks for, at the cost per ref seen so far
+            fixed = sum(d.tokens for d in decided.values() if d.included and d.as_ in PROTECTED)
+            free = sum(d.tokens for d in decided.values() if d.included) - fixed
+            page = max(page + FIRST_PAGE,
+                       int(page * (boundary.budget - fixed) / max(free, 1) * 1.1))
+        ranges = below(
+            self.store, conversation, since, chain, participant,
+            [r.record_id for r in self.store.runtime_records(conversation, kinds=["branch"],
+                                                              known_at=k)],
+            sorted(participants),
+            [u.node for u in units.values()] + [a for u in units.values() for a in u.artifacts],
+        )
         # 3. serialize ------------------------------------------------------------------
         t2 = time.perf_counter()
         blocks = order(
@@ -215,10 +264,7 @@ class Assembler:
         assembled = count_message_tokens(tok, request.messages) + (
             tok.count(request.system) if request.system else 0
         )
-        replay_messages = self._replay(conversation, branch, k, format)
-        replay = count_message_tokens(tok, replay_messages.messages) + (
-            tok.count(replay_messages.system) if replay_messages.system else 0
-        )
+        replay, replay_count = replay_tokens(rt, conversation, chain, k, format, tok)
         # 4. the record -----------------------------------------------------------------
         all_decisions = sorted(
             [*decided.values(), *trace_extra],
@@ -231,6 +277,8 @@ class Assembler:
             if not d.included:
                 assert d.reason is not None
                 counts[d.reason] = counts.get(d.reason, 0) + 1
+        for r in ranges:  # below the read horizon: counted by group, not read
+            counts[r.reason] = counts.get(r.reason, 0) + r.records
         inputs = {
             "policy": pol.hash,
             "assembler": ASSEMBLER_VERSION,
@@ -243,7 +291,14 @@ class Assembler:
             "budget": boundary.budget,
             "rehydrate": list(boundary.rehydrate),
             "snapshot": k.isoformat(),
-            "records": sorted([n.KIND, n.id, n.seq, n.known_from.isoformat()] for n in graph.nodes),
+            "records": sorted(
+                [n.KIND, n.id, n.seq, n.known_from.isoformat()]
+                for n in {
+                    (m.KIND, m.id): m
+                    for m in [*graph.nodes, *nodes, *(u.node for u in units.values())]
+                }.values()
+            ),
+            "horizon": [since, [r.as_dict() for r in ranges]],
         }
         selection = [[d.ref, d.kind, d.as_, d.reason] for d in all_decisions]
         record: dict[str, Any] = {
@@ -263,9 +318,10 @@ class Assembler:
             "included": included,
             "omitted": omitted,
             "omission_counts": counts,
+            "horizon": {"before_seq": since, "not_read": [r.as_dict() for r in ranges]},
             "tokens": {"assembled": assembled, "replay": replay, "encoding": tok.name},
             "counts": {
-                "replay_messages": len(replay_messages.messages),
+                "replay_messages": replay_count,
                 "assembled_messages": len(request.messages),
                 "memories": sum(1 for d in included if d["as"] in ("memory", "stale_marker")),
                 "raw_artifacts": sum(1 for d in included if d["as"] == "raw"),
@@ -307,11 +363,12 @@ class Assembler:
         return len((unit.content or "").encode())
 
     def _units(
-        self, cands: Any, graph: Any, boundary: Boundary
+        self, cands: Any, nodes: Sequence[Any], boundary: Boundary
     ) -> tuple[dict[str, Unit], list[Decision], dict[str, int]]:
         """The candidates as units (a call with its artifacts is one), the decisions for what
-        was never allowed to compete (hidden, other branches, other participants), and the
-        graph position of every ref (the trace's order)."""
+        was never allowed to compete (hidden, other branches, other participants) among the
+        context records read (``nodes``: those above the read horizon), and the graph
+        position of every ref (the trace's order)."""
         units: dict[str, Unit] = {}
         artifacts: dict[str, list[ToolArtifact]] = {}
         calls: dict[str, tuple[ToolCall, Any]] = {}
@@ -347,10 +404,12 @@ class Assembler:
                 cid,
                 Unit(cid, "artifact", a.anchor, _orphan_call(a), "shared", tuple(alone), a.status),
             )
-        position = {n.id: (n.seq if n.KIND != "artifact" else n.anchor) for n in graph.nodes}
-        for n in graph.nodes:
+        position = {n.id: (n.seq if n.KIND != "artifact" else n.anchor) for n in nodes}
+        for n in nodes:
             if n.KIND == "artifact":
                 position[n.target_id] = n.anchor
+        for u in units.values():
+            position.setdefault(u.ref, u.position)
         extra: list[Decision] = []
         seen = set(units)
         for node, reason in cands.hidden:
@@ -364,9 +423,10 @@ class Assembler:
                 if reason == "audit_only"
                 else "promotion.child_run_not_promoted"
             )
-            extra.append(Decision(ref, kind, rule, reason=reason, position=position[ref]))
+            pos = position.get(ref, node.anchor if node.KIND == "artifact" else node.seq)
+            extra.append(Decision(ref, kind, rule, reason=reason, position=pos))
         windows = dict(boundary.ancestry)
-        for n in graph.nodes:
+        for n in nodes:
             kind = _KINDS.get(n.KIND)
             if kind is None:
                 continue
@@ -470,35 +530,6 @@ class Assembler:
                 out[ref] = replace(u, content=_text(data, a.result_ref.encoding))
         return out
 
-    def _replay(self, conversation: str, branch: str, k: Instant, fmt: str) -> Any:
-        """Transcript replay: every message, tool call and tool result of the branch and its
-        ancestry, in order, raw."""
-        graph = self.runtime.graph(conversation, known_at=k, branch=branch)
-        results: dict[str, ToolArtifact] = {}
-        for n in graph.nodes:
-            if isinstance(n, ToolArtifact):
-                results[n.target_id] = n  # the latest result of a call
-        items: list[tuple[int, Block]] = []
-        for n in graph.nodes:
-            if isinstance(n, Message):
-                kind = {"system": "system", "user": "user"}.get(n.role, "assistant")
-                items.append((n.seq, Block(kind, n.content, n.id)))
-            elif isinstance(n, ToolCall):
-                a = results.get(n.id)
-                text = (
-                    ""
-                    if a is None
-                    else _text(
-                        self.runtime.content(conversation, a.result_ref) or b"",
-                        a.result_ref.encoding,
-                    )
-                )
-                items.append(
-                    (n.seq, Block("exchange", text, n.id, n.id, n.name, dict(n.arguments)))
-                )
-        blocks = [b for _, b in sorted(items, key=lambda x: x[0])]
-        return serializer(fmt).serialize(blocks)
-
     # -- explain ---------------------------------------------------------------------------
     def record(self, assembly_id: str) -> dict[str, Any]:
         found = self.store.runtime_assembly(assembly_id)
@@ -541,6 +572,17 @@ class Assembler:
                     "included_as": d["as"],
                 }
         conversation = record["conversation"]
+        since = record.get("horizon", {}).get("before_seq", 0)
+        if since:
+            # below the read horizon: not read, its reason follows from its group
+            k = self.runtime.instant(record["snapshot"])
+            chain = tuple(self.runtime.ancestry(conversation, record["branch"], known_at=k))
+            for r in self.store.runtime_records(conversation, record_ids=[ref], known_at=k):
+                if r.kind in _KINDS and r.kind != "artifact" and r.seq < since:
+                    reason, rule = classify(r.branch_id, r.participant_id, r.visibility,
+                                            r.seq, chain, record["participant"], since)
+                    return {"ref": ref, "candidate": True, "reason": reason, "rule": rule,
+                            "kind": _KINDS[r.kind], "read": False}
         homes = [kind for c, kind in self.store.runtime_record_homes(ref) if c == conversation]
         if not homes:
             base = ref.split("@")[0]

@@ -40,7 +40,10 @@ def print_search(result: SearchResult, *, known_now: bool = False) -> None:
     """The hits as a table; ``known_now`` when no knowledge date was given (k is now)."""
     out = console()
     k = result.known_at
-    when = f"t={moment(result.valid_at)} · k={knowledge(k, k) if known_now else moment(k)}"
+    shown = moment(k)
+    if known_now:  # the default knowledge date: today (a date) or this moment
+        shown = f"today ({shown})" if k.is_date else knowledge(k, k)
+    when = f"t={moment(result.valid_at)} · k={shown}"
     if result.date_phrase:
         when += f" (from the question: {result.date_phrase!r})"
     out.print(f"[bold]{len(result.hits)} hit(s)[/] · {result.mode} · {when}", markup=True)

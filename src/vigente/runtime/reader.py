@@ -7,6 +7,7 @@ Every read takes ``known_at`` (default: now) and sees only records known by then
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +27,8 @@ from vigente.time import Instant, TimeLike, current_instant, parse_instant, to_i
 if TYPE_CHECKING:
     from vigente.store.base import Store
 
-__all__ = ["Candidate", "Candidates", "Graph", "RuntimeReads"]
+__all__ = ["CONTEXT_KINDS", "Candidate", "Candidates", "Graph", "RuntimeReads", "group_key",
+           "index_row"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +111,56 @@ class Graph:
                 "records": [plain(n) for n in self.nodes]}
 
 
+#: The records an assembly decides on (the rest is structure: participants, branches, runs,
+#: links, shares, promotions), each a row of the store's read index.
+CONTEXT_KINDS = ("message", "tool_call", "artifact", "memory", "user_memory", "skill_state",
+                 "checkpoint")
+_BATCH = 5_000
+
+
+def group_key(branch: str | None, participant: str | None, visibility: str | None) -> str:
+    """The read index's group of a record: its branch, owner and visibility."""
+    return "\x1f".join((branch or "", participant or "", visibility or ""))
+
+
+def _flag(r: RuntimeRecord) -> str:
+    """The protected-state class an assembly looks a record up by ('' for none)."""
+    if r.kind == "message":
+        return {"system": "instruction", "user": "user"}.get(r.payload.get("role", ""), "")
+    if r.kind == "artifact":
+        troubled = r.payload.get("status") in ("failed", "deferred") or bool(
+            r.payload.get("retry_critical"))
+        return "troubled" if troubled else ""
+    if r.kind in ("skill_state", "checkpoint"):
+        return r.kind
+    return ""
+
+
+def index_row(r: RuntimeRecord) -> tuple[Any, ...]:
+    """A record as a row of the store's read index (see :class:`~vigente.store.base.Store`)."""
+    group = None if r.kind == "artifact" else group_key(r.branch_id, r.participant_id,
+                                                         r.visibility)
+    return (r.seq, r.kind, r.record_id, r.target_id, r.branch_id or "", group,
+            r.known_from.micros, _flag(r))
+
+
+def _reach(r: RuntimeRecord, windows: dict[str, int | None], participant: str) -> str | None:
+    """How a record read by id reaches ``participant`` (as the branch reads above decide),
+    or None (grants aside)."""
+    if r.visibility == "conversation":
+        on = r.branch_id in windows and (windows[r.branch_id] is None
+                                         or r.position <= (windows[r.branch_id] or 0))
+        return ("own" if r.participant_id == participant else "branch") if on else "conversation"
+    if r.branch_id not in windows:
+        return None
+    upto = windows[r.branch_id]
+    if upto is not None and r.position > upto:
+        return None
+    if r.participant_id == participant:
+        return "own"
+    return "branch" if r.visibility == "branch" else None
+
+
 class RuntimeReads:
     """Read methods of :class:`~vigente.runtime.service.Runtime`."""
 
@@ -126,6 +178,19 @@ class RuntimeReads:
         if isinstance(value, str):
             return parse_instant(value, default_zone=self.default_zone)
         return to_instant(value, default_zone=self.default_zone)
+
+    def catch_up_index(self, conversation: str) -> None:
+        """Take the records appended since the read index's mark into it (once per record;
+        an assembly calls this before it reads the index)."""
+        mark = self.store.runtime_cache_mark(conversation, "index")
+        while True:
+            batch = self.store.runtime_records_after(conversation, mark, _BATCH)
+            if not batch:
+                return
+            rows = [index_row(r) for r in batch if r.kind in CONTEXT_KINDS]
+            with self.store.transaction():
+                self.store.append_runtime_index(conversation, rows, batch[-1].seq)
+            mark = batch[-1].seq
 
     def conversation(self, conversation: str) -> Conversation:
         found = self.store.runtime_conversations(ids=[conversation])
@@ -162,26 +227,47 @@ class RuntimeReads:
         return chain
 
     def candidates(self, conversation: str, branch: str, participant: str, *,
-                   known_at: TimeLike | None = None, run: str | None = None) -> Candidates:
+                   known_at: TimeLike | None = None, run: str | None = None,
+                   since: int = 0, include: Sequence[str] = ()) -> Candidates:
         """What ``participant`` may see on ``branch`` as known at ``known_at``: its own records
         and those visible to the branch along the ancestry (up to each fork point), records
         visible to the whole conversation, and records shared with or promoted to it. A
         subagent child's records reach only that child's runs (``run``) unless promoted.
         Each part is an indexed read, so the cost follows what is returned, not the size of
-        the conversation."""
+        the conversation.
+
+        ``since``: only records at ``seq >= since`` (a read horizon), with the calls of the
+        results read, and the records ``include`` names (by id, or as a call's results),
+        when they are visible."""
         k = self._at(known_at)
         chain = self.ancestry(conversation, branch, known_at=k)
         rows: dict[int, tuple[RuntimeRecord, str]] = {}
         for b, upto in chain:
-            for r in self.store.runtime_branch_records(conversation, b, upto, participant, k):
+            for r in self.store.runtime_branch_records(conversation, b, upto, participant, k,
+                                                       since):
                 rows[r.seq] = (r, "own" if r.participant_id == participant else "branch")
         grants: dict[str, str] = {}
-        for r in self.store.runtime_reachable(conversation, participant, k):
+        for r in self.store.runtime_reachable(conversation, participant, k, since):
             if r.kind in ("share", "promotion"):
                 assert r.target_id is not None
                 grants[r.target_id] = "shared" if r.kind == "share" else "promoted"
             elif r.seq not in rows:  # visible to every branch, fork points regardless
                 rows[r.seq] = (r, "conversation")
+        if since or include:
+            held = {r.record_id for r, _ in rows.values() if r.kind == "tool_call"}
+            wanted: set[str] = set(include) | {
+                r.target_id for r, _ in rows.values()
+                if r.kind == "artifact" and r.target_id is not None
+                and r.target_id not in held}
+            if wanted:
+                windows = dict(chain)
+                for r in self.store.runtime_records(conversation, record_ids=sorted(wanted),
+                                                    target_ids=sorted(wanted), known_at=k):
+                    if r.seq in rows or r.kind in ("share", "promotion", "link"):
+                        continue
+                    reach = _reach(r, windows, participant)
+                    if reach is not None:
+                        rows[r.seq] = (r, reach)
         if grants:
             for r in self.store.runtime_records(conversation, record_ids=list(grants),
                                                 target_ids=list(grants), known_at=k):

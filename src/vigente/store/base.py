@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from vigente.evidence.records import (
     DerivationRecord,
@@ -397,16 +397,19 @@ class Store(ABC):
 
     @abstractmethod
     def runtime_branch_records(self, conversation_id: str, branch_id: str, upto: int | None,
-                               participant_id: str, known_at: Instant) -> list[RuntimeRecord]:
+                               participant_id: str, known_at: Instant, since: int = 0
+                               ) -> list[RuntimeRecord]:
         """Records on one branch at positions ``<= upto`` (``None``: all) known at
         ``known_at`` that are the participant's own or visible to the branch or conversation,
-        in ``seq`` order (an indexed read: its cost follows what it returns)."""
+        in ``seq`` order (an indexed read: its cost follows what it returns); only rows at
+        ``seq >= since``."""
 
     @abstractmethod
     def runtime_reachable(self, conversation_id: str, participant_id: str,
-                          known_at: Instant) -> list[RuntimeRecord]:
+                          known_at: Instant, since: int = 0) -> list[RuntimeRecord]:
         """Records of any branch visible to the whole conversation, and the share and
-        promotion records naming the participant, known at ``known_at``, in ``seq`` order."""
+        promotion records naming the participant, known at ``known_at``, in ``seq`` order
+        (the visible rows only at ``seq >= since``; the shares and promotions all)."""
 
     @abstractmethod
     def runtime_record_homes(self, record_id: str) -> list[tuple[str, str]]:
@@ -459,6 +462,68 @@ class Store(ABC):
     def runtime_compact(self) -> str:
         """After an erasure, make the freed bytes unreadable where the backend can (outside a
         transaction); a sentence saying what was done."""
+
+    # -- read caches of the runtime graph (vigente.runtime.reader, vigente.assemble) ----------
+    # Derived from the append-only records, filled on first need in ``seq`` order (a mark per
+    # cache says how far), purged with their account. ``runtime_index``: one row per context
+    # record (message, call, artifact, memory, skill state, checkpoint) as the tuple
+    # ``(seq, kind, record_id, target_id, branch_id, group, known_micros, flag)`` — ``group``
+    # names its branch/participant/visibility (None for an artifact, which shares its call's
+    # ref), ``flag`` its protected-state class ('' when none). Token counts: per counter
+    # (``encoding/format``) ``(seq, branch_id, position, known_micros, tokens, messages)``.
+    @abstractmethod
+    def runtime_records_after(self, conversation_id: str, seq: int, limit: int
+                              ) -> list[RuntimeRecord]:
+        """Up to ``limit`` records of the conversation after ``seq``, in ``seq`` order."""
+
+    @abstractmethod
+    def runtime_cache_mark(self, conversation_id: str, cache: str) -> int:
+        """The last ``seq`` the cache named ``cache`` has taken in (0: none yet)."""
+
+    @abstractmethod
+    def append_runtime_index(self, conversation_id: str, rows: Sequence[tuple[Any, ...]],
+                             through: int) -> None:
+        """Index rows in ``seq`` order (rows indexed already are skipped) and the ``index``
+        mark moved to ``through``. Each row gets its 1-based rank in its group; an artifact
+        row resolves the call it targets (the first result's ``known_from`` stays)."""
+
+    @abstractmethod
+    def runtime_flagged(self, conversation_id: str, flag: str, known_at: Instant, *,
+                        branch_id: str | None = None, upto: int | None = None,
+                        limit: int | None = None) -> list[RuntimeRecord]:
+        """Records indexed with ``flag`` known at ``known_at`` (on one branch at ``seq <=
+        upto`` when given), newest first, at most ``limit``."""
+
+    @abstractmethod
+    def runtime_open_calls(self, conversation_id: str, known_at: Instant
+                           ) -> list[RuntimeRecord]:
+        """The tool calls known at ``known_at`` with no result known then, in ``seq`` order."""
+
+    @abstractmethod
+    def runtime_horizon(self, conversation_id: str, branch_id: str, upto: int | None,
+                        before: int | None, known_at: Instant, count: int) -> int | None:
+        """The ``seq`` of the ``count``-th newest indexed ref (not an artifact) on the branch
+        at ``seq <= upto`` and ``< before`` known at ``known_at``; None when there are fewer."""
+
+    @abstractmethod
+    def runtime_group_counts(self, conversation_id: str,
+                             bounds: Sequence[tuple[str, int]]) -> list[int]:
+        """For each ``(group, below)``: how many indexed refs of the group have ``seq <
+        below`` (an index seek each, not a count of rows)."""
+
+    @abstractmethod
+    def append_runtime_token_counts(self, conversation_id: str, counter: str,
+                                    rows: Sequence[tuple[int, str, int, int, int, int]],
+                                    through: int) -> None:
+        """Token rows of one counter in ``seq`` order (rows counted already are skipped),
+        with running sums per branch, and the counter's mark moved to ``through``."""
+
+    @abstractmethod
+    def runtime_token_total(self, conversation_id: str, counter: str,
+                            windows: Sequence[tuple[str, int | None]],
+                            known_at: Instant) -> tuple[int, int]:
+        """``(tokens, messages)`` of the counted rows known at ``known_at`` on each branch of
+        ``windows`` at positions ``<= upto`` (``None``: all): a running sum read per branch."""
 
     # -- context assemblies (vigente.assemble) ------------------------------------------------
     # Append-only records of what reached a model request; purged with their account.

@@ -94,16 +94,17 @@ SELECT_RECORDS = f"SELECT {_COLUMNS} FROM runtime_records"
 SELECT_ON_BRANCH = f"""
 SELECT {_COLUMNS} FROM runtime_records
  WHERE conversation_id = %(c)s AND branch_id = %(b)s AND participant_id = %(p)s
-   AND known_from <= %(k)s AND coalesce(anchor, seq) <= %(upto)s
+   AND known_from <= %(k)s AND coalesce(anchor, seq) <= %(upto)s AND seq >= %(since)s
 UNION ALL
 SELECT {_COLUMNS} FROM runtime_records
  WHERE conversation_id = %(c)s AND branch_id = %(b)s AND visibility IN ('branch', 'conversation')
    AND participant_id IS DISTINCT FROM %(p)s AND known_from <= %(k)s
-   AND coalesce(anchor, seq) <= %(upto)s
+   AND coalesce(anchor, seq) <= %(upto)s AND seq >= %(since)s
 ORDER BY seq"""
 SELECT_REACHABLE = f"""
 SELECT {_COLUMNS} FROM runtime_records
  WHERE conversation_id = %(c)s AND visibility = 'conversation' AND known_from <= %(k)s
+   AND seq >= %(since)s
 UNION ALL
 SELECT {_COLUMNS} FROM runtime_records
  WHERE conversation_id = %(c)s AND branch_id IS NULL AND participant_id = %(p)s
@@ -125,6 +126,40 @@ DELETE_RECORDS = """WITH d AS (DELETE FROM runtime_records
     WHERE conversation_id = %s AND seq = ANY(%s) RETURNING 1) SELECT count(*) FROM d"""
 DELETE_BLOBS = """WITH d AS (DELETE FROM runtime_blobs WHERE sha256 = ANY(%s) RETURNING 1)
     SELECT count(*) FROM d"""
+# The read caches (tables created by ASSEMBLY_MIGRATIONS, see store/base.py).
+SELECT_AFTER = f"""SELECT {_COLUMNS} FROM runtime_records
+    WHERE conversation_id = %s AND seq > %s ORDER BY seq LIMIT %s"""
+SELECT_MARK = "SELECT through FROM runtime_cache_marks WHERE conversation_id = %s AND cache = %s"
+UPSERT_MARK = """INSERT INTO runtime_cache_marks (conversation_id, cache, through)
+    VALUES (%s, %s, %s) ON CONFLICT (conversation_id, cache)
+    DO UPDATE SET through = greatest(runtime_cache_marks.through, excluded.through)"""
+SELECT_LAST_RANK = """SELECT ordinal FROM runtime_index
+    WHERE conversation_id = %s AND grp = %s AND seq < %s ORDER BY seq DESC LIMIT 1"""
+SELECT_RANKS = """SELECT (SELECT i.ordinal FROM runtime_index i
+        WHERE i.conversation_id = %s AND i.grp = x.g AND i.seq < x.b ORDER BY i.seq DESC LIMIT 1)
+    FROM unnest(%s::text[], %s::bigint[]) WITH ORDINALITY AS x (g, b, n) ORDER BY x.n"""
+INSERT_INDEX = """INSERT INTO runtime_index (conversation_id, seq, kind, record_id, branch_id,
+    grp, ordinal, known_from, flag) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)
+    ON CONFLICT DO NOTHING"""
+RESOLVE_CALL = """UPDATE runtime_index SET resolved = %s
+    WHERE conversation_id = %s AND record_id = %s AND kind = 'tool_call' AND resolved IS NULL"""
+_RECORD_COLUMNS = ", ".join(f"r.{c.strip()}" for c in _COLUMNS.split(","))
+SELECT_FLAGGED = f"""SELECT {_RECORD_COLUMNS} FROM runtime_index i
+    JOIN runtime_records r ON r.seq = i.seq
+    WHERE i.conversation_id = %(c)s AND i.flag = %(f)s AND i.known_from <= %(k)s"""
+SELECT_OPEN_CALLS = f"""SELECT {_RECORD_COLUMNS} FROM runtime_index i
+    JOIN runtime_records r ON r.seq = i.seq
+    WHERE i.conversation_id = %(c)s AND i.kind = 'tool_call' AND i.known_from <= %(k)s
+      AND i.resolved IS NULL
+UNION ALL
+SELECT {_RECORD_COLUMNS} FROM runtime_index i
+    JOIN runtime_records r ON r.seq = i.seq
+    WHERE i.conversation_id = %(c)s AND i.kind = 'tool_call' AND i.known_from <= %(k)s
+      AND i.resolved > %(k)s
+ORDER BY seq"""
+SELECT_HORIZON = """SELECT seq FROM runtime_index
+    WHERE conversation_id = %(c)s AND branch_id = %(b)s AND seq <= %(upto)s
+      AND grp IS NOT NULL AND known_from <= %(k)s ORDER BY seq DESC LIMIT 1 OFFSET %(skip)s"""
 # Tables keyed by conversation that a purge empties (later ones are appended here).
 PURGE_TABLES = ["runtime_records", "runtime_contents"]
 COMPACT_TABLES = [
@@ -163,6 +198,7 @@ class PostgresRuntime:
 
     _fetch: Callable[[str, Sequence[Any] | dict[str, Any]], list[tuple[Any, ...]]]
     _execute: Callable[[str, Sequence[Any]], None]
+    _execute_many: Callable[[str, Sequence[Sequence[Any]]], None]
     _borrow: Callable[[], AbstractContextManager[psycopg.Connection[tuple[Any, ...]]]]
     _in_transaction: Callable[[], psycopg.Connection[tuple[Any, ...]] | None]
 
@@ -228,14 +264,17 @@ class PostgresRuntime:
         return [_record(row) for row in self._fetch(sql, params)]
 
     def runtime_branch_records(self, conversation_id: str, branch_id: str, upto: int | None,
-                               participant_id: str, known_at: Instant) -> list[RuntimeRecord]:
+                               participant_id: str, known_at: Instant, since: int = 0
+                               ) -> list[RuntimeRecord]:
         params = {"c": conversation_id, "b": branch_id, "p": participant_id,
-                  "k": _ts(known_at), "upto": (1 << 62) if upto is None else upto}
+                  "k": _ts(known_at), "upto": (1 << 62) if upto is None else upto,
+                  "since": since}
         return [_record(r) for r in self._fetch(SELECT_ON_BRANCH, params)]
 
     def runtime_reachable(self, conversation_id: str, participant_id: str,
-                          known_at: Instant) -> list[RuntimeRecord]:
-        params = {"c": conversation_id, "p": participant_id, "k": _ts(known_at)}
+                          known_at: Instant, since: int = 0) -> list[RuntimeRecord]:
+        params = {"c": conversation_id, "p": participant_id, "k": _ts(known_at),
+                  "since": since}
         return [_record(r) for r in self._fetch(SELECT_REACHABLE, params)]
 
     def runtime_record_homes(self, record_id: str) -> list[tuple[str, str]]:
@@ -244,6 +283,71 @@ class PostgresRuntime:
     def runtime_latest_knowledge(self, conversation_id: str) -> Instant | None:
         ((value,),) = self._fetch(SELECT_LATEST, (conversation_id,))
         return None if value is None else _instant(value, 0)
+
+    # -- read caches -----------------------------------------------------------------------
+    def runtime_records_after(self, conversation_id: str, seq: int, limit: int
+                              ) -> list[RuntimeRecord]:
+        return [_record(r) for r in self._fetch(SELECT_AFTER, (conversation_id, seq, limit))]
+
+    def runtime_cache_mark(self, conversation_id: str, cache: str) -> int:
+        rows = self._fetch(SELECT_MARK, (conversation_id, cache))
+        return int(rows[0][0]) if rows else 0
+
+    def append_runtime_index(self, conversation_id: str, rows: Sequence[tuple[Any, ...]],
+                             through: int) -> None:
+        ranks: dict[str, int] = {}
+        out = []
+        resolve = []
+        for seq, kind, record_id, target_id, branch_id, group, known, flag in rows:
+            ordinal = 0
+            if group is not None:
+                if group not in ranks:
+                    found = self._fetch(SELECT_LAST_RANK, (conversation_id, group, seq))
+                    ranks[group] = int(found[0][0]) if found else 0
+                ranks[group] += 1
+                ordinal = ranks[group]
+            out.append((conversation_id, seq, kind, record_id, branch_id, group, ordinal,
+                        known, flag))
+            if kind == "artifact" and target_id is not None:
+                resolve.append((known, conversation_id, target_id))
+        if out:
+            self._execute_many(INSERT_INDEX, out)
+        if resolve:
+            self._execute_many(RESOLVE_CALL, resolve)
+        self._execute(UPSERT_MARK, (conversation_id, "index", through))
+
+    def runtime_flagged(self, conversation_id: str, flag: str, known_at: Instant, *,
+                        branch_id: str | None = None, upto: int | None = None,
+                        limit: int | None = None) -> list[RuntimeRecord]:
+        sql = SELECT_FLAGGED + (" AND i.branch_id = %(b)s AND i.seq <= %(upto)s"
+                                if branch_id is not None else "") + " ORDER BY i.seq DESC"
+        if limit is not None:
+            sql += " LIMIT %(n)s"
+        params = {"c": conversation_id, "f": flag, "k": known_at.micros, "b": branch_id,
+                  "upto": (1 << 62) if upto is None else upto, "n": limit}
+        return [_record(r) for r in self._fetch(sql, params)]
+
+    def runtime_open_calls(self, conversation_id: str, known_at: Instant
+                           ) -> list[RuntimeRecord]:
+        return [_record(r) for r in self._fetch(SELECT_OPEN_CALLS, {"c": conversation_id,
+                                                                    "k": known_at.micros})]
+
+    def runtime_horizon(self, conversation_id: str, branch_id: str, upto: int | None,
+                        before: int | None, known_at: Instant, count: int) -> int | None:
+        bound = min((1 << 62) if upto is None else upto, (1 << 62) if before is None
+                    else before - 1)
+        rows = self._fetch(SELECT_HORIZON, {"c": conversation_id, "b": branch_id,
+                                            "upto": bound, "k": known_at.micros,
+                                            "skip": count - 1})
+        return int(rows[0][0]) if rows else None
+
+    def runtime_group_counts(self, conversation_id: str,
+                             bounds: Sequence[tuple[str, int]]) -> list[int]:
+        if not bounds:
+            return []
+        rows = self._fetch(SELECT_RANKS, (conversation_id, [g for g, _ in bounds],
+                                          [b for _, b in bounds]))
+        return [int(r[0] or 0) for r in rows]
 
     # -- contents and blobs ----------------------------------------------------------------
     def put_runtime_content(self, conversation_id: str, sha256: str, data: bytes, *,

@@ -89,16 +89,18 @@ SELECT_RECORDS = f"SELECT {_COLUMNS} FROM runtime_records"
 SELECT_ON_BRANCH = f"""
 SELECT {_COLUMNS} FROM runtime_records
  WHERE conversation_id = :c AND branch_id = :b AND participant_id = :p
-   AND +known_from <= :k AND coalesce(anchor, seq) <= :upto
+   AND +known_from <= :k AND coalesce(anchor, seq) <= :upto AND seq >= :since
 UNION ALL
 SELECT {_COLUMNS} FROM runtime_records
  WHERE conversation_id = :c AND branch_id = :b AND visibility IN ('branch', 'conversation')
-   AND participant_id IS NOT :p AND +known_from <= :k AND coalesce(anchor, seq) <= :upto"""
+   AND participant_id IS NOT :p AND +known_from <= :k AND coalesce(anchor, seq) <= :upto
+   AND seq >= :since"""
 # Records of any branch visible to the whole conversation, and the shares and promotions that
 # name the participant (their targets are read next, by id).
 SELECT_REACHABLE = f"""
 SELECT {_COLUMNS} FROM runtime_records
  WHERE conversation_id = :c AND visibility = 'conversation' AND +known_from <= :k
+   AND seq >= :since
 UNION ALL
 SELECT {_COLUMNS} FROM runtime_records
  WHERE conversation_id = :c AND branch_id IS NULL AND participant_id = :p
@@ -112,6 +114,35 @@ SELECT_CONTENT = "SELECT bytes, data FROM runtime_contents WHERE conversation_id
 SELECT_REFERENCED = "SELECT 1 FROM runtime_contents WHERE sha256 = ? AND data IS NULL LIMIT 1"
 INSERT_BLOB = "INSERT OR IGNORE INTO runtime_blobs (sha256, data) VALUES (?, ?)"
 SELECT_BLOB = "SELECT data FROM runtime_blobs WHERE sha256 = ?"
+# The read caches (tables created by ASSEMBLY_MIGRATIONS, see store/base.py).
+SELECT_AFTER = f"""SELECT {_COLUMNS} FROM runtime_records WHERE conversation_id = ? AND seq > ?
+    ORDER BY seq LIMIT ?"""
+SELECT_MARK = "SELECT through FROM runtime_cache_marks WHERE conversation_id = ? AND cache = ?"
+UPSERT_MARK = """INSERT INTO runtime_cache_marks (conversation_id, cache, through)
+    VALUES (?, ?, ?) ON CONFLICT (conversation_id, cache)
+    DO UPDATE SET through = max(through, excluded.through)"""
+SELECT_LAST_RANK = """SELECT ordinal FROM runtime_index
+    WHERE conversation_id = ? AND grp = ? AND seq < ? ORDER BY seq DESC LIMIT 1"""
+INSERT_INDEX = """INSERT OR IGNORE INTO runtime_index (conversation_id, seq, kind, record_id,
+    branch_id, grp, ordinal, known_from, flag) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+RESOLVE_CALL = """UPDATE runtime_index SET resolved = ?
+    WHERE conversation_id = ? AND record_id = ? AND kind = 'tool_call' AND resolved IS NULL"""
+_RECORD_COLUMNS = ", ".join(f"r.{c.strip()}" for c in _COLUMNS.split(","))
+SELECT_FLAGGED = f"""SELECT {_RECORD_COLUMNS} FROM runtime_index i
+    JOIN runtime_records r ON r.seq = i.seq
+    WHERE i.conversation_id = :c AND i.flag = :f AND +i.known_from <= :k"""
+SELECT_OPEN_CALLS = f"""SELECT {_RECORD_COLUMNS} FROM runtime_index i
+    JOIN runtime_records r ON r.seq = i.seq
+    WHERE i.conversation_id = :c AND i.kind = 'tool_call' AND i.resolved IS NULL
+      AND +i.known_from <= :k
+UNION ALL
+SELECT {_RECORD_COLUMNS} FROM runtime_index i
+    JOIN runtime_records r ON r.seq = i.seq
+    WHERE i.conversation_id = :c AND i.kind = 'tool_call' AND i.resolved > :k
+      AND +i.known_from <= :k"""
+SELECT_HORIZON = """SELECT seq FROM runtime_index
+    WHERE conversation_id = :c AND branch_id = :b AND seq <= :upto AND grp IS NOT NULL
+      AND +known_from <= :k ORDER BY seq DESC LIMIT 1 OFFSET :skip"""
 # Tables of the runtime keyed by conversation, deleted by a purge (later tables that hold
 # conversation data, such as recorded assemblies, are appended here).
 PURGE_TABLES = ["runtime_records", "runtime_contents"]
@@ -222,15 +253,18 @@ class SQLiteRuntime:
         return [found[seq] for seq in sorted(found)]
 
     def runtime_branch_records(self, conversation_id: str, branch_id: str, upto: int | None,
-                               participant_id: str, known_at: Instant) -> list[RuntimeRecord]:
+                               participant_id: str, known_at: Instant, since: int = 0
+                               ) -> list[RuntimeRecord]:
         params = {"c": conversation_id, "b": branch_id, "p": participant_id,
-                  "k": known_at.micros, "upto": (1 << 62) if upto is None else upto}
+                  "k": known_at.micros, "upto": (1 << 62) if upto is None else upto,
+                  "since": since}
         return sorted((_record(r) for r in self._runtime_select(SELECT_ON_BRANCH, params)),
                       key=lambda r: r.seq)
 
     def runtime_reachable(self, conversation_id: str, participant_id: str,
-                          known_at: Instant) -> list[RuntimeRecord]:
-        params = {"c": conversation_id, "p": participant_id, "k": known_at.micros}
+                          known_at: Instant, since: int = 0) -> list[RuntimeRecord]:
+        params = {"c": conversation_id, "p": participant_id, "k": known_at.micros,
+                  "since": since}
         return sorted((_record(r) for r in self._runtime_select(SELECT_REACHABLE, params)),
                       key=lambda r: r.seq)
 
@@ -241,6 +275,70 @@ class SQLiteRuntime:
     def runtime_latest_knowledge(self, conversation_id: str) -> Instant | None:
         (row,) = self._runtime_select(SELECT_LATEST, (conversation_id,))
         return None if row[0] is None else Instant(row[0])
+
+    # -- read caches -----------------------------------------------------------------------
+    def runtime_records_after(self, conversation_id: str, seq: int, limit: int
+                              ) -> list[RuntimeRecord]:
+        return [_record(r) for r in self._runtime_select(SELECT_AFTER, (conversation_id, seq,
+                                                                        limit))]
+
+    def runtime_cache_mark(self, conversation_id: str, cache: str) -> int:
+        rows = self._runtime_select(SELECT_MARK, (conversation_id, cache))
+        return int(rows[0][0]) if rows else 0
+
+    def _set_mark(self, conversation_id: str, cache: str, through: int) -> None:
+        self._conn.execute(UPSERT_MARK, (conversation_id, cache, through))
+
+    def append_runtime_index(self, conversation_id: str, rows: Sequence[tuple[Any, ...]],
+                             through: int) -> None:
+        with self._lock:
+            ranks: dict[str, int] = {}
+            for seq, kind, record_id, target_id, branch_id, group, known, flag in rows:
+                ordinal = 0
+                if group is not None:
+                    if group not in ranks:
+                        found = self._conn.execute(SELECT_LAST_RANK, (conversation_id, group,
+                                                                      seq)).fetchone()
+                        ranks[group] = int(found[0]) if found else 0
+                    ranks[group] += 1
+                    ordinal = ranks[group]
+                self._conn.execute(INSERT_INDEX, (conversation_id, seq, kind, record_id,
+                                                  branch_id, group, ordinal, known, flag))
+                if kind == "artifact" and target_id is not None:
+                    self._conn.execute(RESOLVE_CALL, (known, conversation_id, target_id))
+            self._set_mark(conversation_id, "index", through)
+
+    def runtime_flagged(self, conversation_id: str, flag: str, known_at: Instant, *,
+                        branch_id: str | None = None, upto: int | None = None,
+                        limit: int | None = None) -> list[RuntimeRecord]:
+        sql = SELECT_FLAGGED + (" AND i.branch_id = :b AND i.seq <= :upto" if branch_id is not
+                                None else "") + " ORDER BY i.seq DESC LIMIT :n"
+        params = {"c": conversation_id, "f": flag, "k": known_at.micros, "b": branch_id,
+                  "upto": (1 << 62) if upto is None else upto, "n": -1 if limit is None else limit}
+        return [_record(r) for r in self._runtime_select(sql, params)]
+
+    def runtime_open_calls(self, conversation_id: str, known_at: Instant
+                           ) -> list[RuntimeRecord]:
+        params = {"c": conversation_id, "k": known_at.micros}
+        return sorted((_record(r) for r in self._runtime_select(SELECT_OPEN_CALLS, params)),
+                      key=lambda r: r.seq)
+
+    def runtime_horizon(self, conversation_id: str, branch_id: str, upto: int | None,
+                        before: int | None, known_at: Instant, count: int) -> int | None:
+        bound = min((1 << 62) if upto is None else upto, (1 << 62) if before is None
+                    else before - 1)
+        rows = self._runtime_select(SELECT_HORIZON, {"c": conversation_id, "b": branch_id,
+                                                     "upto": bound, "k": known_at.micros,
+                                                     "skip": count - 1})
+        return int(rows[0][0]) if rows else None
+
+    def runtime_group_counts(self, conversation_id: str,
+                             bounds: Sequence[tuple[str, int]]) -> list[int]:
+        out = []
+        for group, below in bounds:
+            rows = self._runtime_select(SELECT_LAST_RANK, (conversation_id, group, below))
+            out.append(int(rows[0][0]) if rows else 0)
+        return out
 
     # -- contents and blobs ----------------------------------------------------------------
     def put_runtime_content(self, conversation_id: str, sha256: str, data: bytes, *,
