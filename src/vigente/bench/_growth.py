@@ -21,7 +21,7 @@ from typing import Any
 from vigente.api import Vigente
 from vigente.bench._backends import Backend
 
-__all__ = ["SIZES", "accounted", "growth_events", "run_growth"]
+__all__ = ["SIZES", "accounted", "growth_events", "run_growth", "run_growth_cli"]
 
 SIZES = (10, 100, 1_000, 10_000, 100_000)
 CALLS_PER_TURN = 10
@@ -148,3 +148,15 @@ def run_growth(backend: Backend, sizes: Sequence[int], reads: int, log: Any
         figures["assembly_growth_100k_over_1k"] = round(
             figures["assembly_p50_ms_100k"] / figures["assembly_p50_ms_1k"], 2)
     return figures
+
+
+def run_growth_cli(args: Any, log: Any) -> dict[str, Any]:
+    """``python -m vigente.bench context --growth SIZES [--backend postgres] [--reads N]``."""
+    from vigente.bench._backends import open_backend
+
+    sizes = [int(x.replace("_", "")) for x in args.growth.split(",") if x.strip()]
+    backend = open_backend(args.backend, sqlite_path=None, postgres_url=args.postgres_url)
+    try:
+        return run_growth(backend, sizes, args.reads, log)
+    finally:
+        backend.close()

@@ -225,8 +225,20 @@ class ContextBenchmark:
         parser.add_argument(
             "--sessions", type=int, default=None, help="only the first N sessions (default all)"
         )
+        parser.add_argument(
+            "--growth",
+            metavar="SIZES",
+            help="only the growth part: comma-separated tool-call counts (e.g. 10,100,1000)",
+        )
+        parser.add_argument("--backend", choices=("sqlite", "postgres"), default="sqlite")
+        parser.add_argument("--postgres-url", help="server for --backend postgres")
+        parser.add_argument("--reads", type=int, default=20, help="growth: assemblies timed")
 
     def run(self, args: argparse.Namespace, log: Console) -> dict[str, Any]:
+        if args.growth:
+            from vigente.bench._growth import run_growth_cli
+
+            return run_growth_cli(args, log)
         log.print(f"tau-bench: {args.tau_bench}")
         return run_tau(args.tau_bench, args.sessions, log) | run_scenarios(args.scenarios, log)
 
