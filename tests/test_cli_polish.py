@@ -115,6 +115,19 @@ def test_help_is_a_quick_reference_one_line_per_command() -> None:
     assert "vigente --db limits.db ask svc/upload-limit-mb --at 2026-09-02 --json" in out
 
 
+def test_every_group_lists_its_commands_one_untruncated_line_each() -> None:
+    groups = [name for name, command in cli.commands.items() if isinstance(command, click.Group)]
+    assert {"documents", "review", "runtime", "decisions", "policy", "scenario"} <= set(groups)
+    for name in groups:
+        code, out, _ = invoke(name, "--help")
+        assert code == 0
+        listing = out.split("\nCommands:\n", 1)[1].splitlines()
+        group = cli.commands[name]
+        assert isinstance(group, click.Group)
+        assert len(listing) == len(group.commands), (name, listing)
+        assert not [line for line in listing if line.endswith("...")], (name, listing)
+
+
 # -- completion -------------------------------------------------------------------------------
 def test_completion_prints_each_shells_script() -> None:
     marks = {"bash": "_VIGENTE_COMPLETE=bash_complete", "zsh": "#compdef vigente",

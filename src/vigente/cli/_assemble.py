@@ -174,7 +174,7 @@ def policy() -> None:
     """Context-assembly policies (TOML): print or validate one."""
 
 
-@policy.command("show")
+@policy.command("show", short_help="A policy (default: vigente's own) with its hash.")
 @click.argument("file", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def policy_show(file: Path | None, as_json: bool) -> None:
@@ -188,7 +188,7 @@ def policy_show(file: Path | None, as_json: bool) -> None:
     click.echo(json.dumps(pol.document, indent=2, ensure_ascii=False))
 
 
-@policy.command("check")
+@policy.command("check", short_help="Validate a policy file.")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def policy_check(file: Path, as_json: bool) -> None:
@@ -205,7 +205,7 @@ def scenario() -> None:
     """Scenarios: an event log with `expect` lines, replayed, assembled and checked."""
 
 
-@scenario.command("run")
+@scenario.command("run", short_help="Replay FILE, assemble and check expectations.")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def scenario_run(file: Path, as_json: bool) -> None:

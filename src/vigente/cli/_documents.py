@@ -45,7 +45,7 @@ def documents() -> None:
     """Document lineages: add versions with metadata, list and show them."""
 
 
-@documents.command("add")
+@documents.command("add", short_help="Add a version to LINEAGE with its relation.")
 @click.argument("lineage")
 @click.option("--text", "text", help="The version's text.")
 @click.option("--text-file", type=click.Path(dir_okay=False, path_type=Path),
@@ -84,7 +84,7 @@ def documents_add(lineage: str, text: str | None, text_file: Path | None,
     click.echo(f"added {version.version_id}: {version.label}")
 
 
-@documents.command("import")
+@documents.command("import", short_help="Versions from JSON Lines, all or nothing.")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--now", metavar="DATE", help="Treat this date as today (for replays).")
 @json_option
@@ -177,7 +177,7 @@ def decisions_list(ctx: click.Context, limit: int, as_json: bool) -> None:
     console().print(table)
 
 
-@decisions.command("show")
+@decisions.command("show", short_help="One recorded decision (JSON).")
 @click.argument("decision_id")
 @click.option("--json", "as_json", is_flag=True, help="Accepted for uniformity: the output "
               "is always one JSON object.")
@@ -239,7 +239,7 @@ def review() -> None:
     """The review queue: bare documents wait until a person approves their fields."""
 
 
-@review.command("submit")
+@review.command("submit", short_help="Queue bare FILES with their proposed fields.")
 @click.argument("files", nargs=-1, required=True,
                 type=click.Path(dir_okay=False, path_type=Path))
 @json_option
@@ -277,7 +277,7 @@ def review_list(ctx: click.Context, status: str | None, as_json: bool) -> None:
     console().print(table)
 
 
-@review.command("show")
+@review.command("show", short_help="One proposal with spans and problems (JSON).")
 @click.argument("proposal_id")
 @click.option("--json", "as_json", is_flag=True, help="Accepted for uniformity: the output "
               "is always one JSON object.")

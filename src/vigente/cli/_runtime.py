@@ -44,7 +44,7 @@ def runtime() -> None:
     """The agent runtime graph: conversations, branches, runs, tool artifacts, memories."""
 
 
-@runtime.command("import")
+@runtime.command("import", short_help="An event log (JSON Lines), all or nothing.")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--now", metavar="DATE", help="The import's clock, for lines without `at`.")
 @json_option
@@ -64,7 +64,7 @@ def import_(ctx: click.Context, file: Path, now: str | None, as_json: bool) -> N
                f": {kinds}")
 
 
-@runtime.command("import-openai")
+@runtime.command("import-openai", short_help="An OpenAI chat transcript as one conversation.")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--conversation", required=True, help="Id of the new conversation.")
 @click.option("--account", required=True, help="The account that owns it.")
@@ -132,7 +132,7 @@ def _print_graph(graph: Graph, known_now: bool) -> None:
     out.print(table)
 
 
-@runtime.command()
+@runtime.command(short_help="A conversation's graph (or the conversations).")
 @click.argument("conversation", required=False)
 @click.option("--branch", help="Only this branch and what it inherits.")
 @click.option("--known-at", metavar="DATE", help="The graph as known then (default: now).")
@@ -160,7 +160,7 @@ def show(ctx: click.Context, conversation: str | None, branch: str | None,
         _print_graph(graph, known_now=known_at is None)
 
 
-@runtime.command()
+@runtime.command(short_help="The user-visible transcript of a branch.")
 @click.argument("conversation")
 @click.option("--branch", default="main", show_default=True)
 @click.option("--known-at", metavar="DATE", help="As known then (default: now).")
@@ -180,7 +180,7 @@ def transcript(ctx: click.Context, conversation: str, branch: str, known_at: str
         click.echo(f"[{m.role}] {m.content}")
 
 
-@runtime.command()
+@runtime.command(short_help="An artifact's metadata, or its raw bytes.")
 @click.argument("artifact_id")
 @click.option("--conversation", help="When the id exists in several conversations.")
 @click.option("--raw", is_flag=True, help="Write the raw result bytes to stdout, exactly.")
@@ -219,7 +219,7 @@ def artifact(ctx: click.Context, artifact_id: str, conversation: str | None, raw
                    f"{' (blob store)' if r['in_blob'] else ' (inline)'}")
 
 
-@runtime.command("purge-account")
+@runtime.command("purge-account", short_help="Delete an account's data, leaving no text.")
 @click.argument("account")
 @click.option("--dry-run", is_flag=True, help="Say what would be deleted; delete nothing.")
 @json_option
@@ -238,7 +238,7 @@ def purge_account(ctx: click.Context, account: str, dry_run: bool, as_json: bool
                f"{report.blobs} blob(s); {report.compaction}")
 
 
-@runtime.command()
+@runtime.command(short_help="Apply the retention classes.")
 @click.option("--dry-run", is_flag=True, help="Say what would be erased; erase nothing.")
 @click.option("--now", metavar="DATE", help="Apply retention as of this date.")
 @json_option
