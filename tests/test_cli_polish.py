@@ -270,7 +270,7 @@ def test_json_on_every_data_command_end_to_end(tmp_path: Path) -> None:
     transcript = one_json("--db", db, "runtime", "transcript", "trip-42")
     assert isinstance(transcript, dict) and transcript["messages"]
     artifact = one_json("--db", db, "runtime", "artifact", "t1")
-    assert isinstance(artifact, dict) and artifact["id"] == "t1"
+    assert isinstance(artifact, dict) and artifact["id"] == "t1" and artifact["earlier"] == []
     assembly = one_json("--db", db, "assemble", "--conversation", "trip-42", "--branch", "main",
                         "--participant", "agent")
     assert isinstance(assembly, dict)

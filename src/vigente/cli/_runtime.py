@@ -189,7 +189,9 @@ def transcript(ctx: click.Context, conversation: str, branch: str, known_at: str
 @click.pass_context
 def artifact(ctx: click.Context, artifact_id: str, conversation: str | None, raw: bool,
              arguments: bool, as_json: bool) -> None:
-    """An artifact (it shares its call's id): metadata, or its raw bytes with --raw."""
+    """An artifact (it shares its call's id): metadata, or its raw bytes with --raw. A call
+    that was retried has several results: --json gives the latest, the others under
+    "earlier"."""
     rt = open_store(ctx).runtime
     found = rt.artifacts(artifact_id, conversation=conversation)
     if raw:
@@ -208,7 +210,9 @@ def artifact(ctx: click.Context, artifact_id: str, conversation: str | None, raw
             "arguments": a.arguments_ref.as_dict(), "result": a.result_ref.as_dict(),
         })
     if as_json:
-        _emit(rows[0] if len(rows) == 1 else rows)
+        # One shape: the latest result (what --raw writes), with any earlier results of the
+        # same call (retries) in order under "earlier".
+        _emit({**rows[-1], "earlier": rows[:-1]})
         return
     for row in rows:
         r = row["result"]
