@@ -22,6 +22,7 @@ MODULES: dict[str, str] = {
     "runtime": "vigente.bench.runtime",
     "context": "vigente.bench.context",
     "serve": "vigente.bench.serve",
+    "integrations": "vigente.bench.integrations",
 }
 
 

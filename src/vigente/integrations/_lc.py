@@ -107,6 +107,8 @@ class Assembled:
     assembly: ContextAssembly
     started: float
     assembly_ms: float
+    started_cpu: float = 0.0
+    assembly_cpu_ms: float = 0.0
 
 
 class ThreadRecorders:
@@ -180,11 +182,11 @@ class ThreadRecorders:
     ) -> Assembled:
         """Record what the state holds that the graph does not, and assemble the next
         request on the state's branch (a new fork when the state left it)."""
-        started = time.perf_counter()
+        started, started_cpu = time.perf_counter(), time.thread_time()
         conversation = self.conversation_of(config)
         rec = self.recorder(conversation)
         branch = rec.sync(_branch(state, rec), to_items(messages))
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         assembly = self.vg.assembly.assemble(
             conversation,
             branch,
@@ -195,8 +197,16 @@ class ThreadRecorders:
             policy=self.policy,
         )
         assembly_ms = (time.perf_counter() - t0) * 1000
+        assembly_cpu_ms = (time.thread_time() - c0) * 1000
         return Assembled(
-            conversation, branch, assembled_messages(assembly, rec), assembly, started, assembly_ms
+            conversation,
+            branch,
+            assembled_messages(assembly, rec),
+            assembly,
+            started,
+            assembly_ms,
+            started_cpu,
+            assembly_cpu_ms,
         )
 
     def record_response(self, prepared: Assembled, response: Sequence[BaseMessage]) -> None:

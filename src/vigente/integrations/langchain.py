@@ -41,6 +41,10 @@ if TYPE_CHECKING:
 __all__ = ["VigenteAgentState", "VigenteMiddleware"]
 
 
+def _clocks() -> tuple[float, float]:
+    return time.perf_counter(), time.thread_time()
+
+
 class VigenteAgentState(AgentState[Any]):
     """The agent state with the branch the conversation is on and the last assembly's id."""
 
@@ -89,7 +93,9 @@ class VigenteMiddleware(AgentMiddleware[VigenteAgentState, Any, Any]):
             prefix=prefix,
         )
         #: Milliseconds of the last model call: ``total`` (the whole wrapper), ``model``
-        #: (the handler), ``assembly`` and ``overhead`` (the rest: recording, conversion).
+        #: (the handler), ``assembly`` and ``overhead`` (the rest: recording, conversion),
+        #: and ``overhead_cpu``, the same in this thread's CPU time (what a loaded machine
+        #: does not inflate).
         self.last_timings: dict[str, float] = {}
 
     # -- model calls --------------------------------------------------------------------
@@ -101,18 +107,21 @@ class VigenteMiddleware(AgentMiddleware[VigenteAgentState, Any, Any]):
         self,
         prepared: Assembled,
         response: ModelResponse[Any],
-        model_started: float,
-        model_ended: float,
+        model_started: tuple[float, float],
+        model_ended: tuple[float, float],
     ) -> ExtendedModelResponse[Any]:
         self.threads.record_response(prepared, response.result)
-        ended = time.perf_counter()
-        total = (ended - prepared.started) * 1000
-        model = (model_ended - model_started) * 1000
+        wall, cpu = (
+            (time.perf_counter() - prepared.started) * 1000,
+            (time.thread_time() - prepared.started_cpu) * 1000,
+        )
+        model, model_cpu = ((e - s) * 1000 for s, e in zip(model_started, model_ended, strict=True))
         self.last_timings = {
-            "total": total,
+            "total": wall,
             "model": model,
             "assembly": prepared.assembly_ms,
-            "overhead": total - model - prepared.assembly_ms,
+            "overhead": wall - model - prepared.assembly_ms,
+            "overhead_cpu": cpu - model_cpu - prepared.assembly_cpu_ms,
         }
         update = {"vigente_branch": prepared.branch, "vigente_assembly_id": prepared.assembly.id}
         return ExtendedModelResponse(model_response=response, command=Command(update=update))
@@ -123,9 +132,9 @@ class VigenteMiddleware(AgentMiddleware[VigenteAgentState, Any, Any]):
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> ExtendedModelResponse[Any]:
         prepared, assembled = self._prepare(request)
-        started = time.perf_counter()
+        started = _clocks()
         response = handler(assembled)
-        return self._finish(prepared, response, started, time.perf_counter())
+        return self._finish(prepared, response, started, _clocks())
 
     async def awrap_model_call(
         self,
@@ -133,9 +142,9 @@ class VigenteMiddleware(AgentMiddleware[VigenteAgentState, Any, Any]):
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ExtendedModelResponse[Any]:
         prepared, assembled = self._prepare(request)
-        started = time.perf_counter()
+        started = _clocks()
         response = await handler(assembled)
-        return self._finish(prepared, response, started, time.perf_counter())
+        return self._finish(prepared, response, started, _clocks())
 
     # -- tool calls ---------------------------------------------------------------------
     def _failed(self, request: ToolCallRequest, error: BaseException) -> None:

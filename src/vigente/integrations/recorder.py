@@ -278,13 +278,16 @@ class Recorder:
         """Make the branch hold exactly ``items`` (appending what is new) and return the
         branch to use: ``branch`` itself, or a new fork when ``items`` diverge from it."""
         items = _canonical(list(items), lambda i: i)
-        prints = [i.fingerprint() for i in items]
         with self._lock:
             view = self._view(branch)
             common = 0
-            for e, item, fp in zip(view, items, prints, strict=False):
-                if e.item.key != item.key or e.fingerprint != fp:
+            for e, item in zip(view, items, strict=False):
+                if e.item.key != item.key:
                     break
+                if e.item != item:  # equal values are the common case, and cheap to compare
+                    if e.fingerprint != item.fingerprint():
+                        break
+                    e.item = item  # the same record (read back without its raw content)
                 common += 1
             if common < len(view):
                 branch = self._fork(branch, view, common)
