@@ -23,6 +23,8 @@ from urllib.parse import quote
 
 import httpx
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 from rich.console import Console
 
 from tests.conftest import TEST_DATA
@@ -31,6 +33,7 @@ from vigente import Vigente
 from vigente.demo import LINEAGE, run_demo
 from vigente.evidence.documents import NewVersion
 from vigente.http import ServiceConfig, create_app
+from vigente.http.inspector._timeline import Span, layout
 from vigente.store.tenancy import TenantStores
 
 ADMIN_KEY = "test-admin-key-0123456789abcdef"
@@ -148,6 +151,56 @@ def _text(html: str) -> str:
     import html as html_lib
 
     return re.sub(r"\s+", " ", html_lib.unescape(re.sub(r"<[^>]+>", " ", html)))
+
+
+# -- the timeline's geometry ---------------------------------------------------------------------
+_DAY = 86_400_000_000
+
+
+@st.composite
+def _spans(draw: st.DrawFn) -> list[Span]:
+    spans = []
+    for i in range(draw(st.integers(1, 6))):
+        vf, kf = draw(st.integers(0, 400)), draw(st.integers(0, 400))
+        vt = draw(st.one_of(st.none(), st.integers(vf + 1, 500)))
+        kt = draw(st.one_of(st.none(), st.integers(kf + 1, 500)))
+        spans.append(
+            Span(
+                str(i),
+                f"v{i}",
+                "s",
+                vf * _DAY,
+                None if vt is None else vt * _DAY,
+                kf * _DAY,
+                None if kt is None else kt * _DAY,
+                "",
+            )
+        )
+    return spans
+
+
+@settings(max_examples=200, deadline=None)
+@given(spans=_spans(), t=st.integers(0, 500), k=st.integers(0, 500))
+def test_a_point_is_drawn_inside_exactly_the_snapshots_that_hold_it(
+    spans: list[Span], t: int, k: int
+) -> None:
+    """On the chart, (t, k) falls inside a snapshot's rectangle exactly when t is in its valid
+    interval and k in its known interval (half-open), away from the edges' rounding."""
+    tl = layout(spans, point=(t * _DAY, k * _DAY), now=500 * _DAY)
+    assert tl.point is not None
+    x, y = tl.point
+    left, top = tl.left, tl.top
+    assert left <= x <= left + tl.plot_width and top <= y <= top + tl.plot_height
+    for span, box in zip(spans, tl.boxes, strict=True):
+        near = min(
+            abs(x - box.x), abs(x - box.x - box.width), abs(y - box.y), abs(y - box.y - box.height)
+        )
+        assume(near > 0.5)
+        inside = box.x < x < box.x + box.width and box.y < y < box.y + box.height
+        holds = span.valid_from <= t * _DAY < (span.valid_to or 10**18) and (
+            span.known_from <= k * _DAY < (span.known_to or 10**18)
+        )
+        assert inside == holds, (span, box, tl.point)
 
 
 # -- httpx: authentication ----------------------------------------------------------------------
