@@ -70,6 +70,8 @@ def test_scheduled_task_sees_its_state_not_the_chat(vg: Vigente) -> None:
     assert d["u1"]["rule"] == "mode.scheduled.chat_history_not_shared"
     assert d["bank"]["reason"] in ("mode_scope", "participant_private")
     assert a.record["omission_counts"]["mode_scope"] >= 3
+    why = vg.assembly.why_not(a.id, "a1")
+    assert why["reason"] == "mode_scope" and why["rule"] == "mode.scheduled.chat_history_not_shared"
     # the same participant's request in chat mode is not scoped to the task
     chat = vg.assembly.assemble(c, "main", "digest", as_of=at)
     assert "Pasticceria Rota" in _text(chat)
