@@ -16,6 +16,7 @@ DEFAULT_DATA = "vigente-data"
 def _need_serve_extra() -> None:
     try:
         import fastapi  # noqa: F401
+        import jinja2  # noqa: F401  (the web inspector)
         import mcp  # noqa: F401
         import uvicorn  # noqa: F401
     except ImportError as exc:
@@ -95,7 +96,8 @@ def serve(
     max_body_bytes: int,
     no_mcp: bool,
 ) -> None:
-    """Serve the HTTP API (its OpenAPI document at /openapi.json) and MCP at /mcp."""
+    """Serve the HTTP API (its OpenAPI document at /openapi.json), MCP at /mcp and the web
+    inspector at /."""
     _need_serve_extra()
     import uvicorn
 
