@@ -387,19 +387,42 @@ def regs(tmp_path: Path) -> str:
     return db
 
 
-def _statement(db: str, *args: str) -> str:
+def _evidence(db: str, *args: str) -> dict[str, object]:
     data = one_json("--db", db, "ask", *args)
     assert isinstance(data, dict)
-    return str(data["statement"])
+    return data
 
 
-DOCUMENT_QUESTIONS = [  # (t, k or None for "now")
-    ("2025-02-20", None),  # historical: a past date, as known now
-    ("2025-02-20", "2025-02-20"),  # known then
-    ("2025-03-08", "2025-02-20"),  # announced: the successor starts after k
-    ("2026-11-30", None),  # current
-    ("2023-01-01", None),  # missing
+def _statement(db: str, *args: str) -> str:
+    return str(_evidence(db, *args)["statement"])
+
+
+DOCUMENT_QUESTIONS = [  # (t or None for today, k or None for now, interpretation)
+    ("2025-02-20", None, "historical"),
+    ("2025-02-20", "2025-02-20", "known_then"),
+    ("2025-03-08", "2025-02-20", "announced_future"),  # the successor starts after k
+    (None, None, "current"),
+    ("2023-01-01", None, "missing"),
 ]
+
+
+@pytest.mark.parametrize(("t", "k", "interpretation"), DOCUMENT_QUESTIONS)
+@pytest.mark.parametrize("lang", ["en", "it"])
+def test_each_document_statement_speaks_one_language(
+    regs: str, t: str | None, k: str | None, interpretation: str, lang: str
+) -> None:
+    args = ("cdd", *(() if t is None else ("--at", t)), *(() if k is None else ("--known-at", k)))
+    data = _evidence(regs, *args, "--lang", lang)
+    assert data["interpretation"] == interpretation
+    text = str(data["statement"])
+    verdict = verify(text, data)
+    assert verdict.passed, (text, [f.message for f in verdict.findings])
+    words = _without_references(text)
+    wrong, right = (ITALIAN, ENGLISH) if lang == "en" else (ENGLISH, ITALIAN)
+    assert not wrong.search(words), text
+    assert right.search(words), text
+    assert not RAW_TIMESTAMP.search(text), text
+    assert bool(re.search(r"\b(?:now|ora)\b", text)) == (k is None), text
 
 
 def test_document_statement_in_english_names_now_readably(regs: str) -> None:
@@ -408,7 +431,6 @@ def test_document_statement_in_english_names_now_readably(regs: str) -> None:
                            "(https://x.eu/7), in force from 1 June 2023, to be superseded on "
                            "3 March 2025 by Circular 12/2025 — as known now (")
     assert re.search(r"as known now \(\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC\)\.$", text), text
-    assert not RAW_TIMESTAMP.search(text)
     assert _statement(regs, "cdd", "--at", "2025-02-20", "--known-at", "2025-02-20") == (
         "As known on 2025-02-20, in force on 2025-02-20: Circular 7/2023 (https://x.eu/7), in "
         "force from 1 June 2023, to be superseded on 3 March 2025 by Circular 12/2025."
@@ -432,19 +454,52 @@ def test_document_statement_in_italian_is_wholly_italian(regs: str) -> None:
         "(https://x.eu/7), in vigore dal 1° giugno 2023, che sarà sostituita il 3 marzo 2025 "
         "dalla Circular 12/2025."
     )
+    at_minute = _statement(regs, "cdd", "--at", "2025-02-20", "--known-at",
+                           "2025-02-20T14:05:30+01:00", "--lang", "it")
+    assert at_minute.startswith("Come noto al 20 febbraio 2025 alle 13:05 UTC, in vigore il "
+                                "20 febbraio 2025")
 
 
-@pytest.mark.parametrize(("t", "k"), DOCUMENT_QUESTIONS)
-def test_each_document_statement_speaks_one_language(regs: str, t: str, k: str | None) -> None:
-    known = () if k is None else ("--known-at", k)
-    english = _without_references(_statement(regs, "cdd", "--at", t, *known))
-    italian = _without_references(_statement(regs, "cdd", "--at", t, *known, "--lang", "it"))
-    assert not ITALIAN.search(english), english
-    assert not ENGLISH.search(italian), italian
-    assert ENGLISH.search(english) and ITALIAN.search(italian)
-    for text in (english, italian):
-        assert not RAW_TIMESTAMP.search(text), text
-        assert bool(re.search(r"\b(?:now|ora)\b", text)) == (k is None), text
+@pytest.mark.parametrize("lang", ["en", "it"])
+def test_revoked_and_conflicting_documents_in_the_language_asked(tmp_path: Path,
+                                                                 lang: str) -> None:
+    db = str(tmp_path / "acts.db")
+    for lineage, args in (
+        ("x", ("--text", "Rules.", "--reference", "Regulation 3/2020", "--valid-from",
+               "2020-01-08", "--published", "2020-01-02")),
+        ("x", ("--text", "Repeal.", "--reference", "Decree 9/2025", "--valid-from", "2025-03-01",
+               "--published", "2025-02-01", "--relation", "revokes", "--predecessor",
+               "Regulation 3/2020")),
+        ("y", ("--text", "One text.", "--reference", "Circular 1/2024", "--valid-from",
+               "2024-01-01", "--published", "2023-12-01")),
+        ("y", ("--text", "Another text.", "--reference", "Circular 2/2024", "--valid-from",
+               "2024-02-01", "--published", "2024-01-15")),
+    ):
+        code, out, err = invoke("--db", db, "documents", "add", lineage, *args)
+        assert code == 0, out + err
+    revoked = _evidence(db, "x", "--at", "2025-06-01", "--known-at", "2025-06-01",
+                        "--lang", lang)
+    conflict = _evidence(db, "y", "--at", "2024-03-01", "--known-at", "2024-03-01",
+                         "--lang", lang)
+    assert (revoked["status"], conflict["status"]) == ("missing", "conflict")
+    if lang == "en":
+        assert revoked["statement"] == ("No version of x is in force on 2025-06-01: it was "
+                                        "revoked by Decree 9/2025 from 2025-03-01 — as known "
+                                        "on 2025-06-01.")
+        assert str(conflict["statement"]).startswith(
+            "Conflict: 2 versions of y claim to be in force on 2024-03-01 as known on "
+            "2024-03-01: Circular 1/2024, in force from 1 January 2024; ")
+        assert str(conflict["statement"]).endswith(". Report both; do not merge them.")
+    else:
+        assert revoked["statement"] == ("Nessuna versione di x è in vigore il 1° giugno 2025: "
+                                        "è stata abrogata dal Decree 9/2025 a partire dal 1° "
+                                        "marzo 2025 — come noto al 1° giugno 2025.")
+        assert str(conflict["statement"]).startswith(
+            "Conflitto: 2 versioni di y risultano in vigore il 1° marzo 2024, come noto al 1° "
+            "marzo 2024: Circular 1/2024, in vigore dal 1° gennaio 2024; ")
+        assert str(conflict["statement"]).endswith(". Riportarle entrambe; non unirle.")
+    for data in (revoked, conflict):
+        assert verify(str(data["statement"]), data).passed, data["statement"]
 
 
 def _seed_facts(db: str) -> None:

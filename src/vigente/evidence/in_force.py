@@ -243,7 +243,7 @@ def _statement(e: DocumentEvidence, language: str) -> str:
             if italian:
                 by = article(act.label, "da") if gender(act.label) != "?" else f"da {act.label}"
                 return (f"Nessuna versione di {subject} è in vigore {on_t}: è stata abrogata "
-                        f"{by} {italian_from(act.valid_from.date)} — {known}.")
+                        f"{by} a partire {italian_from(act.valid_from.date)} — {known}.")
             return (f"No version of {subject} is in force {on_t}: it was revoked by "
                     f"{act.label} from {moment(act.valid_from)} — {known}.")
         if italian:
