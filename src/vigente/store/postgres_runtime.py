@@ -146,7 +146,7 @@ RESOLVE_CALL = """UPDATE runtime_index SET resolved = %s
 _RECORD_COLUMNS = ", ".join(f"r.{c.strip()}" for c in _COLUMNS.split(","))
 SELECT_FLAGGED = f"""SELECT {_RECORD_COLUMNS} FROM runtime_index i
     JOIN runtime_records r ON r.seq = i.seq
-    WHERE i.conversation_id = %(c)s AND i.flag = %(f)s AND i.known_from <= %(k)s"""
+    WHERE i.conversation_id = %(c)s AND i.flag <> '' AND i.flag = %(f)s AND i.known_from <= %(k)s"""
 SELECT_OPEN_CALLS = f"""SELECT {_RECORD_COLUMNS} FROM runtime_index i
     JOIN runtime_records r ON r.seq = i.seq
     WHERE i.conversation_id = %(c)s AND i.kind = 'tool_call' AND i.known_from <= %(k)s

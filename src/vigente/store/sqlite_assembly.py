@@ -75,6 +75,8 @@ ASSEMBLY_MIGRATIONS: list[list[str]] = [
             PRIMARY KEY (conversation_id, cache)
         )""",
     ],
+    # a cache catching up reads a conversation's records after its mark, by seq
+    ["CREATE INDEX runtime_records_seq ON runtime_records (conversation_id, seq)"],
 ]
 
 # a purge of an account empties its assemblies too (before its conversations go)

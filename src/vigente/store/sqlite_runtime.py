@@ -130,7 +130,7 @@ RESOLVE_CALL = """UPDATE runtime_index SET resolved = ?
 _RECORD_COLUMNS = ", ".join(f"r.{c.strip()}" for c in _COLUMNS.split(","))
 SELECT_FLAGGED = f"""SELECT {_RECORD_COLUMNS} FROM runtime_index i
     JOIN runtime_records r ON r.seq = i.seq
-    WHERE i.conversation_id = :c AND i.flag = :f AND +i.known_from <= :k"""
+    WHERE i.conversation_id = :c AND i.flag <> '' AND i.flag = :f AND +i.known_from <= :k"""
 SELECT_OPEN_CALLS = f"""SELECT {_RECORD_COLUMNS} FROM runtime_index i
     JOIN runtime_records r ON r.seq = i.seq
     WHERE i.conversation_id = :c AND i.kind = 'tool_call' AND i.resolved IS NULL
