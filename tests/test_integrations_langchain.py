@@ -233,3 +233,26 @@ def test_without_a_thread_id_or_conversation_the_error_says_what_to_give(
     agent = create_agent(model, tools=[], middleware=[VigenteMiddleware(sqlite_vg)])
     with pytest.raises(InvalidInput, match="thread_id"):
         agent.invoke({"messages": [HumanMessage("hello")]})
+
+
+def test_another_middleware_editing_the_request_is_not_history(sqlite_vg: Vigente) -> None:
+    from langchain.agents.middleware import ClearToolUsesEdit, ContextEditingMiddleware
+
+    model = ScriptedChatModel(
+        messages=iter(
+            [
+                AIMessage("", tool_calls=[call("get_user", "c1", user_id="mia_li_3668")]),
+                AIMessage("You are Mia Li."),
+            ]
+        )
+    )
+    clear_all = ContextEditingMiddleware(edits=[ClearToolUsesEdit(trigger=0, keep=0)])
+    mw = VigenteMiddleware(sqlite_vg, conversation="c")
+    agent = create_agent(model, tools=[get_user], middleware=[clear_all, mw])
+    out = agent.invoke({"messages": [HumanMessage("who am I?")]})
+    # the edit of one request is neither recorded nor a fork; the model gets vigente's request
+    assert out["vigente_branch"] == "main"
+    assert "[cleared]" not in texts(model.received[-1])
+    assert "mia_li_3668" in texts(model.received[-1])
+    (artifact,) = sqlite_vg.runtime.graph("c").of_kind("artifact")
+    assert b"Mia Li" in sqlite_vg.runtime.artifact_content(artifact)

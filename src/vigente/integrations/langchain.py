@@ -100,7 +100,11 @@ class VigenteMiddleware(AgentMiddleware[VigenteAgentState, Any, Any]):
 
     # -- model calls --------------------------------------------------------------------
     def _prepare(self, request: ModelRequest[Any]) -> tuple[Assembled, ModelRequest[Any]]:
-        prepared = self.threads.prepare(request.messages, request.state)
+        # the state is the agent's history; the request's messages may be another
+        # middleware's edit of it for this one call, not something that happened
+        state = request.state if isinstance(request.state, dict) else {}
+        history = state.get("messages") or request.messages
+        prepared = self.threads.prepare(history, state)
         return prepared, request.override(messages=cast("list[AnyMessage]", prepared.messages))
 
     def _finish(
