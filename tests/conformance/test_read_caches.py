@@ -21,25 +21,37 @@ def _events() -> list[str]:
         dict(event="conversation", id=C, account="acct-cache", at=T.format(0)),
         dict(event="participant", id="agent", model="m", provider="openai", at=T.format(0)),
         dict(event="branch", id="main", at=T.format(0)),
-        dict(event="message", id="sys", branch="main", role="system", content="Be exact.",
-             at=T.format(1)),
+        dict(
+            event="message",
+            id="sys",
+            branch="main",
+            role="system",
+            content="Be exact.",
+            at=T.format(1),
+        ),
         dict(event="message", id="u1", branch="main", role="user", content="Go.", at=T.format(1)),
-        dict(event="run", id="r1", branch="main", participant="agent", mode="chat",
-             at=T.format(1)),
+        dict(event="run", id="r1", branch="main", participant="agent", mode="chat", at=T.format(1)),
         dict(event="tool_call", id="ok", run="r1", name="search", arguments={}, at=T.format(2)),
-        dict(event="tool_result", call="ok", status="succeeded", content={"a": 1},
-             at=T.format(2)),
+        dict(event="tool_result", call="ok", status="succeeded", content={"a": 1}, at=T.format(2)),
         dict(event="tool_call", id="late", run="r1", name="search", arguments={}, at=T.format(3)),
         dict(event="tool_call", id="bad", run="r1", name="pay", arguments={}, at=T.format(3)),
-        dict(event="tool_result", call="bad", status="failed", content={"e": "declined"},
-             at=T.format(3)),
-        dict(event="message", id="u2", branch="main", role="user", content="Again.",
-             at=T.format(4)),
-        dict(event="tool_result", call="late", status="succeeded", content={"b": 2},
-             at=T.format(5)),
+        dict(
+            event="tool_result",
+            call="bad",
+            status="failed",
+            content={"e": "declined"},
+            at=T.format(3),
+        ),
+        dict(
+            event="message", id="u2", branch="main", role="user", content="Again.", at=T.format(4)
+        ),
+        dict(
+            event="tool_result", call="late", status="succeeded", content={"b": 2}, at=T.format(5)
+        ),
     ]
-    return [json.dumps(e if e["event"] == "conversation" else dict(e, conversation=C))
-            for e in events]
+    return [
+        json.dumps(e if e["event"] == "conversation" else dict(e, conversation=C)) for e in events
+    ]
 
 
 def _ready(vg: Vigente) -> Store:
@@ -73,8 +85,11 @@ def test_index_marks_and_protected_lookups(vg: Vigente) -> None:
 def test_horizon_and_group_ranks(vg: Vigente) -> None:
     store = _ready(vg)
     now = parse_instant(T.format(9))
-    refs = [r for r in store.runtime_records(C)
-            if r.kind in ("message", "tool_call", "memory", "user_memory")]
+    refs = [
+        r
+        for r in store.runtime_records(C)
+        if r.kind in ("message", "tool_call", "memory", "user_memory")
+    ]
     # the 2nd newest ref of the branch (an artifact is not a ref of its own)
     assert store.runtime_horizon(C, "main", None, None, now, 2) == refs[-2].seq
     assert store.runtime_horizon(C, "main", None, None, now, len(refs)) == refs[0].seq
@@ -89,8 +104,7 @@ def test_horizon_and_group_ranks(vg: Vigente) -> None:
     end = refs[-1].seq + 1
     owned = sum(1 for r in refs if r.participant_id == "agent" and r.visibility == "participant")
     assert owned == 5  # three calls, two memories the extractor derived
-    assert store.runtime_group_counts(C, [(calls, end), (users, end), (calls, 0)]) == [
-        owned, 3, 0]
+    assert store.runtime_group_counts(C, [(calls, end), (users, end), (calls, 0)]) == [owned, 3, 0]
     first_call = next(r.seq for r in refs if r.kind == "tool_call")
     assert store.runtime_group_counts(C, [(calls, first_call + 1)]) == [1]
     assert store.runtime_group_counts(C, [("no such group", end)]) == [0]
@@ -98,15 +112,20 @@ def test_horizon_and_group_ranks(vg: Vigente) -> None:
 
 def test_token_running_sums(vg: Vigente) -> None:
     store = _ready(vg)
-    rows = [(10, "main", 10, 1, 5, 1), (11, "main", 11, 2, 7, 2), (12, "side", 12, 3, 100, 1),
-            (13, "main", 10, 4, -2, 0)]
+    rows = [
+        (10, "main", 10, 1, 5, 1),
+        (11, "main", 11, 2, 7, 2),
+        (12, "side", 12, 3, 100, 1),
+        (13, "main", 10, 4, -2, 0),
+    ]
     with store.transaction():
         store.append_runtime_token_counts(C, "enc/fmt", rows, 20)
     assert store.runtime_cache_mark(C, "tokens:enc/fmt") == 20
     assert store.runtime_token_total(C, "enc/fmt", [("main", None)], Instant(4)) == (10, 3)
     assert store.runtime_token_total(C, "enc/fmt", [("main", None)], Instant(2)) == (12, 3)
-    assert store.runtime_token_total(C, "enc/fmt", [("main", None), ("side", None)],
-                                     Instant(9)) == (110, 4)
+    assert store.runtime_token_total(
+        C, "enc/fmt", [("main", None), ("side", None)], Instant(9)
+    ) == (110, 4)
     # a fork after position 10: row 11 is not inherited, the later row anchored at 10 is
     assert store.runtime_token_total(C, "enc/fmt", [("main", 10)], Instant(9)) == (3, 1)
     # counted rows are skipped when given again (a second filler), sums unchanged
@@ -122,5 +141,6 @@ def test_purge_takes_the_caches(vg: Vigente) -> None:
     vg.runtime.purge_account("acct-cache")
     assert store.runtime_cache_mark(C, "index") == 0
     assert store.runtime_cache_mark(C, "tokens:o200k_base/openai-chat") == 0
-    assert store.runtime_group_counts(C, [(group_key("main", "agent", "participant"), 1 << 40)]
-                                      ) == [0]
+    assert store.runtime_group_counts(
+        C, [(group_key("main", "agent", "participant"), 1 << 40)]
+    ) == [0]

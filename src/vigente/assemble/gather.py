@@ -166,9 +166,7 @@ def horizon(
 ) -> int:
     """The read horizon that takes in the ``count`` newest refs of the ancestry: the lowest
     ``seq`` read (0: everything is read)."""
-    found = [
-        store.runtime_horizon(conversation, b, upto, None, k, count) for b, upto in chain
-    ]
+    found = [store.runtime_horizon(conversation, b, upto, None, k, count) for b, upto in chain]
     # the newest of the branches' count-th newest refs: at least count refs are above it
     seqs = [s for s in found if s is not None]
     return max(seqs) if seqs else 0
@@ -203,8 +201,9 @@ def classify(
     its group alone: the rules of the candidates read (branch ancestry and fork points,
     audit visibility, ownership); what the reader could see is omitted for budget."""
     windows = dict(chain)
-    if branch and (branch not in windows or (windows[branch] is not None
-                                             and seq > (windows[branch] or 0))):
+    if branch and (
+        branch not in windows or (windows[branch] is not None and seq > (windows[branch] or 0))
+    ):
         return "other_branch", f"branch.not_in_ancestry:{branch}"
     if visibility == "audit":
         return "audit_only", "visibility.audit_only"
@@ -229,9 +228,7 @@ def below(
         return []
     windows = dict(chain)
     owners = ["", *participants]
-    groups = [
-        (b, p, v) for b in ["", *branches] for p in owners for v in ("", *VISIBILITY)
-    ]
+    groups = [(b, p, v) for b in ["", *branches] for p in owners for v in ("", *VISIBILITY)]
     # each group splits at its fork point (in the window before it, another branch after)
     cuts: list[tuple[str, str, str, int, int]] = []
     for b, p, v in groups:
@@ -248,8 +245,11 @@ def below(
     taken: dict[tuple[str, str, str], list[int]] = {}
     for n in read:
         if n.KIND in _REF_KINDS and n.seq < since:
-            key = (n.branch_id or "", getattr(n, "participant_id", None) or "",
-                   getattr(n, "visibility", None) or "")
+            key = (
+                n.branch_id or "",
+                getattr(n, "participant_id", None) or "",
+                getattr(n, "visibility", None) or "",
+            )
             taken.setdefault(key, []).append(n.seq)
     out: list[Range] = []
     for i, (b, p, v, after, before) in enumerate(cuts):
@@ -286,30 +286,43 @@ def _alone(tok: Tokenizer, fmt: str, block: Block) -> tuple[int, int]:
     return tokens, len(messages)
 
 
-def _count(rt: Runtime, tok: Tokenizer, fmt: str, r: RuntimeRecord,
-           last: dict[str, int]) -> tuple[int, int] | None:
+def _count(
+    rt: Runtime, tok: Tokenizer, fmt: str, r: RuntimeRecord, last: dict[str, int]
+) -> tuple[int, int] | None:
     if r.kind == "message":
         kind = {"system": "system", "user": "user"}.get(r.payload["role"], "assistant")
         return _alone(tok, fmt, Block(kind, r.payload["content"], r.record_id))
     if r.kind == "tool_call":
-        block = Block("exchange", "", r.record_id, r.record_id, r.payload["name"],
-                      dict(r.payload["arguments"]))
+        block = Block(
+            "exchange",
+            "",
+            r.record_id,
+            r.record_id,
+            r.payload["name"],
+            dict(r.payload["arguments"]),
+        )
         return _alone(tok, fmt, block)
     if r.kind == "artifact" and r.target_id is not None:
         # a call's latest result replaces the one before: each result counts the difference,
         # so the running sum holds the latest result's tokens
         a = from_record(r)
-        tokens = tok.count(_text(rt.content(r.conversation_id, a.result_ref) or b"",
-                                 a.result_ref.encoding))
+        tokens = tok.count(
+            _text(rt.content(r.conversation_id, a.result_ref) or b"", a.result_ref.encoding)
+        )
         if r.target_id not in last:
-            earlier = [e for e in rt.store.runtime_records(
-                r.conversation_id, kinds=["artifact"], target_ids=[r.target_id])
-                if e.seq < r.seq]
+            earlier = [
+                e
+                for e in rt.store.runtime_records(
+                    r.conversation_id, kinds=["artifact"], target_ids=[r.target_id]
+                )
+                if e.seq < r.seq
+            ]
             last[r.target_id] = 0
             if earlier:
                 e = from_record(earlier[-1])
-                last[r.target_id] = tok.count(_text(
-                    rt.content(r.conversation_id, e.result_ref) or b"", e.result_ref.encoding))
+                last[r.target_id] = tok.count(
+                    _text(rt.content(r.conversation_id, e.result_ref) or b"", e.result_ref.encoding)
+                )
         delta = tokens - last[r.target_id]
         last[r.target_id] = tokens
         return delta, 0

@@ -36,8 +36,8 @@ def _result(rng: random.Random, tool: str, i: int) -> dict[str, Any]:
             "reservation_id": f"R{i:07d}",
             "status": rng.choice(["confirmed", "on_hold", "cancelled"]),
             "passengers": [
-                {"first": f"P{j}", "last": f"Name{rng.randint(1, 999)}", "dob": "1990-01-0"
-                 f"{j + 1}"} for j in range(rng.randint(1, 4))
+                {"first": f"P{j}", "last": f"Name{rng.randint(1, 999)}", "dob": f"1990-01-0{j + 1}"}
+                for j in range(rng.randint(1, 4))
             ],
             "total_eur": round(rng.uniform(40, 900), 2),
         }
@@ -64,8 +64,13 @@ def growth_events(conversation: str, calls: int, *, seed: int = 7) -> Iterator[l
         {"event": "conversation", "id": conversation, "account": "bench"},
         {"event": "participant", "id": "agent", "model": "gpt-4o", "provider": "openai"},
         {"event": "branch", "id": "main"},
-        {"event": "message", "id": "sys", "branch": "main", "role": "system",
-         "content": "You are a travel agent. Use the tools; never invent a fare or a seat."},
+        {
+            "event": "message",
+            "id": "sys",
+            "branch": "main",
+            "role": "system",
+            "content": "You are a travel agent. Use the tools; never invent a fare or a seat.",
+        },
     ]
     done = 0
     turn = 0
@@ -73,43 +78,70 @@ def growth_events(conversation: str, calls: int, *, seed: int = 7) -> Iterator[l
         turn += 1
         run = f"r{turn}"
         chunk += [
-            {"event": "message", "id": f"u{turn}", "branch": "main", "role": "user",
-             "content": f"Request {turn}: find options from {rng.choice(_CITIES)} and hold "
-                        "the cheapest."},
-            {"event": "run", "id": run, "branch": "main", "participant": "agent",
-             "mode": "chat"},
+            {
+                "event": "message",
+                "id": f"u{turn}",
+                "branch": "main",
+                "role": "user",
+                "content": f"Request {turn}: find options from {rng.choice(_CITIES)} and hold "
+                "the cheapest.",
+            },
+            {"event": "run", "id": run, "branch": "main", "participant": "agent", "mode": "chat"},
         ]
         for _ in range(min(CALLS_PER_TURN, calls - done)):
             done += 1
             tool = rng.choice(_TOOLS)
             chunk += [
-                {"event": "tool_call", "id": f"c{done}", "run": run, "name": tool,
-                 "arguments": {"from": rng.choice(_CITIES), "to": rng.choice(_CITIES)}},
-                {"event": "tool_result", "call": f"c{done}", "status": "succeeded",
-                 "content": _result(rng, tool, done)},
+                {
+                    "event": "tool_call",
+                    "id": f"c{done}",
+                    "run": run,
+                    "name": tool,
+                    "arguments": {"from": rng.choice(_CITIES), "to": rng.choice(_CITIES)},
+                },
+                {
+                    "event": "tool_result",
+                    "call": f"c{done}",
+                    "status": "succeeded",
+                    "content": _result(rng, tool, done),
+                },
             ]
-        chunk.append({"event": "message", "id": f"a{turn}", "branch": "main",
-                      "role": "assistant", "run": run,
-                      "content": f"Turn {turn}: held option {rng.randint(1, 9)}."})
+        chunk.append(
+            {
+                "event": "message",
+                "id": f"a{turn}",
+                "branch": "main",
+                "role": "assistant",
+                "run": run,
+                "content": f"Turn {turn}: held option {rng.randint(1, 9)}.",
+            }
+        )
         if done % 2_000 == 0 or done >= calls:
-            yield [json.dumps(dict(e, conversation=conversation) if e["event"] != "conversation"
-                              else e) for e in chunk]
+            yield [
+                json.dumps(
+                    dict(e, conversation=conversation) if e["event"] != "conversation" else e
+                )
+                for e in chunk
+            ]
             chunk = []
 
 
 def accounted(record: dict[str, Any]) -> int:
     """How many context refs an assembly's trace accounts for: one decision each, and the
     records counted below its read horizon."""
-    return int(len(record["included"]) + len(record["omitted"])
-               + sum(r["records"] for r in record["horizon"]["not_read"]))
+    return int(
+        len(record["included"])
+        + len(record["omitted"])
+        + sum(r["records"] for r in record["horizon"]["not_read"])
+    )
 
 
-def run_growth(backend: Backend, sizes: Sequence[int], reads: int, log: Any
-               ) -> dict[str, Any]:
+def run_growth(backend: Backend, sizes: Sequence[int], reads: int, log: Any) -> dict[str, Any]:
     figures: dict[str, Any] = {"growth_backend": backend.name, "growth_reads": reads}
     for size in sizes:
         label = {10: "10", 100: "100", 1_000: "1k", 10_000: "10k", 100_000: "100k"}.get(
-            size, str(size))
+            size, str(size)
+        )
         url = backend.fresh(f"growth{size}")
         try:
             with Vigente.open(url) as vg:
@@ -133,20 +165,24 @@ def run_growth(backend: Backend, sizes: Sequence[int], reads: int, log: Any
             figures[f"assembled_tokens_{label}"] = tokens["assembled"]
             figures[f"budget_{label}"] = a.record["budget"]
             figures[f"trace_refs_{label}"] = accounted(a.record)
-            figures[f"not_read_{label}"] = sum(r["records"] for r in
-                                               a.record["horizon"]["not_read"])
+            figures[f"not_read_{label}"] = sum(
+                r["records"] for r in a.record["horizon"]["not_read"]
+            )
             figures[f"first_assembly_s_{label}"] = round(cold, 2)
             figures[f"import_s_{label}"] = round(imported, 1)
             figures[f"rebuild_matches_{label}"] = rebuilt["matches"]
             assert first.record["selection_hash"] == a.record["selection_hash"]
-            log.print(f"  {size} tool calls: p50 {figures[f'assembly_p50_ms_{label}']} ms, "
-                      f"replay {tokens['replay']} / assembled {tokens['assembled']} tokens, "
-                      f"import {imported:.1f} s, first assembly {cold:.2f} s")
+            log.print(
+                f"  {size} tool calls: p50 {figures[f'assembly_p50_ms_{label}']} ms, "
+                f"replay {tokens['replay']} / assembled {tokens['assembled']} tokens, "
+                f"import {imported:.1f} s, first assembly {cold:.2f} s"
+            )
         finally:
             backend.discard(url)
     if "assembly_p50_ms_1k" in figures and "assembly_p50_ms_100k" in figures:
         figures["assembly_growth_100k_over_1k"] = round(
-            figures["assembly_p50_ms_100k"] / figures["assembly_p50_ms_1k"], 2)
+            figures["assembly_p50_ms_100k"] / figures["assembly_p50_ms_1k"], 2
+        )
     return figures
 
 
