@@ -256,3 +256,31 @@ def test_another_middleware_editing_the_request_is_not_history(sqlite_vg: Vigent
     assert "mia_li_3668" in texts(model.received[-1])
     (artifact,) = sqlite_vg.runtime.graph("c").of_kind("artifact")
     assert b"Mia Li" in sqlite_vg.runtime.artifact_content(artifact)
+
+
+def test_the_async_agent_is_recorded_the_same_way(sqlite_vg: Vigente) -> None:
+    import asyncio
+
+    model = ScriptedChatModel(
+        messages=iter(
+            [
+                AIMessage("", tool_calls=[call("get_user", "c1", user_id="mia_li_3668")]),
+                AIMessage("You are Mia Li."),
+            ]
+        )
+    )
+    agent, _ = agent_for(sqlite_vg, model)
+    out = asyncio.run(
+        agent.ainvoke(
+            {"messages": [HumanMessage("who am I?")]}, {"configurable": {"thread_id": "async"}}
+        )
+    )
+    (artifact,) = sqlite_vg.runtime.graph("async").of_kind("artifact")
+    assert artifact.target_id == "c1" and artifact.status == "succeeded"
+    assert [type(m) for m in model.received[-1]] == [
+        SystemMessage,
+        HumanMessage,
+        AIMessage,
+        ToolMessage,
+    ]
+    assert sqlite_vg.assembly.rebuild(out["vigente_assembly_id"])["matches"]
