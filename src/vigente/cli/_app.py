@@ -83,7 +83,7 @@ SECTIONS: dict[str, tuple[tuple[str, str], ...]] = {
         ("scenario", "run FILE: replay an event log and check its expectations"),
     ),
     "Service and shell": (
-        ("serve", "the HTTP API (OpenAPI at /openapi.json), MCP at /mcp, the inspector at /"),
+        ("serve", "the HTTP API, MCP at /mcp and the web inspector at /"),
         ("mcp", "MCP over stdio, for a local agent"),
         ("completion", "bash | zsh | fish: print the shell completion script"),
     ),
