@@ -8,14 +8,18 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import httpx
 import pytest
 
 from tests.conformance.test_runtime import session
 from tests.http_server import running
+from vigente.assemble import FORMATS
 from vigente.http import ServiceConfig, create_app
+from vigente.http._runtime import EventKind, Format, Mode
+from vigente.runtime import MODES
+from vigente.runtime.events import EVENTS
 
 ADMIN_KEY = "runtime-admin-key-0123456789abcdef"
 ADMIN = {"Authorization": f"Bearer {ADMIN_KEY}"}
@@ -373,3 +377,9 @@ def test_a_tenant_cannot_reach_another_tenants_runtime(client: httpx.Client) -> 
     # without a key: nothing at all
     error(client.get(f"/v1/conversations/{C}"), 401, "unauthorized")
     error(client.get(f"/v1/assemblies/{aid}"), 401, "unauthorized")
+
+
+def test_the_schema_enums_are_the_runtimes_vocabularies() -> None:
+    assert set(get_args(EventKind)) == set(EVENTS)
+    assert set(get_args(Mode)) == set(MODES)
+    assert set(get_args(Format)) == set(FORMATS)

@@ -14,28 +14,32 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from vigente.api import Vigente
-from vigente.assemble import FORMATS, policy_from_document
+from vigente.assemble import policy_from_document
 from vigente.errors import ImportFileError, InvalidInput
 from vigente.http._deps import TenantStore
 from vigente.http._errors import ERROR_RESPONSES, ApiError
 from vigente.http._evidence import found
 from vigente.http.models import Date, _has_nul, _In, _Out
-from vigente.runtime import MODES
-from vigente.runtime.events import EVENTS
 
 __all__ = [
     "AssembleIn",
     "AssemblyOut",
+    "EventKind",
+    "Format",
+    "Mode",
     "RuntimeEventIn",
     "RuntimeEventsIn",
     "RuntimeImportOut",
     "apply_events",
     "assemble",
+    "explain",
     "router",
 ]
 
 router = APIRouter(prefix="/v1", responses=ERROR_RESPONSES)
 
+# The contract's vocabularies as schema enums (tests/test_http_runtime.py keeps them equal to
+# the runtime's EVENTS, MODES and FORMATS).
 EventKind = Literal[
     "conversation",
     "participant",
@@ -50,13 +54,10 @@ EventKind = Literal[
     "promote",
     "share",
 ]
-assert set(EventKind.__args__) == set(EVENTS)  # type: ignore[attr-defined]
 Mode = Literal[
     "chat", "multi_model", "debate", "subagent", "parent_resume", "scheduled", "branch_send"
 ]
-assert set(Mode.__args__) == set(MODES)  # type: ignore[attr-defined]
 Format = Literal["openai-chat", "openai-responses", "anthropic", "langchain"]
-assert set(Format.__args__) == set(FORMATS)  # type: ignore[attr-defined]
 Id = Annotated[str, Field(min_length=1, max_length=1024)]
 KnownAt = Annotated[
     str | None,
