@@ -18,18 +18,41 @@ def extract(result: object, status: str = "succeeded") -> Extraction:
 
 def test_identifiers_and_scalars_are_kept_exactly() -> None:
     e = extract({"user": {"id": "mia_li_3668", "points": 12}, "ok": True})
-    assert e.facts == {"user.id": "mia_li_3668", "user.points": 12, "ok": True}
-    assert e.summary.startswith('search(q="x") succeeded: user.id="mia_li_3668"')
+    assert e.facts == {"user": {"id": "mia_li_3668", "points": 12}, "ok": True}
+    assert e.summary.startswith('search(q="x") succeeded: user: 2 fields (id, points)')
+    assert not e.limit_notes  # every value kept: the memory is the result, compacted
 
 
-def test_long_lists_become_compact_rows_with_a_limit_note() -> None:
-    rows = [{"id": f"F{n}", "price": n, "legs": [1, 2]} for n in range(120)]
+def test_a_list_of_objects_becomes_a_table_with_nested_fields_as_columns() -> None:
+    rows = [{"id": f"F{n}", "price": {"eco": n, "biz": 3 * n}, "status": "open"}
+            for n in range(3)]
     e = extract({"flights": rows})
     table = e.facts["flights"]
-    assert table["columns"] == ["id", "price"] and len(table["rows"]) == 50
-    assert table["rows"][7] == ["F7", 7]
-    assert any("first 50 of 120 rows" in n for n in e.limit_notes)
-    assert any("legs" in n for n in e.limit_notes)
+    assert table["columns"] == ["id", "price.eco", "price.biz"]
+    assert table["rows"][2] == ["F2", 2, 6]
+    assert table["every_row"] == {"status": "open"}  # the same in every row: said once
+    assert not e.limit_notes
+
+
+def test_a_list_of_lists_of_objects_is_one_table_in_groups() -> None:
+    legs = [[{"n": "A1", "to": "X"}, {"n": "B2", "to": "Y"}], [{"n": "C3", "to": "Y"}]]
+    e = extract(legs)
+    assert e.facts["result"] == {"columns": ["n", "to"],
+                                 "groups": [[["A1", "X"], ["B2", "Y"]], [["C3", "Y"]]]}
+
+
+def test_a_field_that_repeats_its_key_is_kept_once() -> None:
+    e = extract({"cards": {"card_7": {"id": "card_7", "last_four": "1907"}}})
+    assert e.facts == {"cards": {"card_7": {"last_four": "1907"}}}
+
+
+def test_long_lists_keep_their_first_rows_with_a_limit_note() -> None:
+    rows = [{"id": f"F{n}", "price": n, "legs": [n, n + 1]} for n in range(120)]
+    e = extract({"flights": rows})
+    table = e.facts["flights"]
+    assert table["columns"] == ["id", "price", "legs"] and len(table["rows"]) == 50
+    assert table["rows"][7] == ["F7", 7, [7, 8]]
+    assert any("first 50 of 120 items" in n for n in e.limit_notes)
 
 
 def test_a_long_text_is_left_out_not_shortened() -> None:

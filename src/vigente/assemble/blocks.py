@@ -17,7 +17,10 @@ __all__ = ["Block"]
 @dataclass(frozen=True, slots=True)
 class Block:
     """One element of a request: ``system``, ``user``, ``assistant``, ``data`` (untrusted
-    content quoted in a user position) or ``exchange`` (a tool call and its result)."""
+    content quoted in a user position) or ``exchange`` (a tool call and its result).
+    ``group``: the model run that produced an ``assistant`` text or an ``exchange``'s call —
+    consecutive blocks of one run are one model turn (its text and its parallel calls), and a
+    serializer writes them as the one assistant message the model produced."""
 
     kind: str
     text: str = ""
@@ -26,3 +29,4 @@ class Block:
     name: str = ""
     arguments: dict[str, Any] = field(default_factory=dict)
     is_error: bool = False
+    group: str = ""

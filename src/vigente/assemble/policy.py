@@ -21,18 +21,30 @@ from vigente.runtime.records import PRIVACY
 __all__ = ["ENCODINGS", "Policy", "default_policy", "load_policy", "policy_from_document"]
 
 ENCODINGS = ("o200k_base", "cl100k_base")
+# "turn": the exchanges of the current agent turn (since the latest user message) stay as they
+# were; "latest": the latest N exchanges, whatever turn they belong to
+RECENCY_SCOPES = ("turn", "latest")
+# when a later reading of the same thing supersedes a tool memory
+NEWER_READING = ("next_turn", "at_once", "off")
 
 # section -> key -> (type, check) ; every key is required after defaults are merged
 _SCHEMA: dict[str, dict[str, type | tuple[type, ...]]] = {
     "budget": {"tokens": int, "encoding": str},
-    "recency": {"tool_exchanges": int, "max_result_bytes": int},
+    "recency": {
+        "tool_exchanges": int,
+        "max_result_bytes": int,
+        "scope": str,
+        "keep_small_bytes": int,
+        "compact_lossless": bool,
+    },
     "freshness": {"stale": str},
+    "supersession": {"newer_reading": str},
     "privacy": {"raw": dict, "summary": dict},
     "recovery": {"protect": list, "protect_retry_critical": bool},
     "rehydration": {"max_bytes": int},
     "speakers": {"label_others": bool},
-    "modes": {"moderators": list},
     "retention": {"assembly_days": int},
+    "modes": {"moderators": list},
 }
 
 
@@ -118,8 +130,17 @@ def _validate(doc: dict[str, Any], where: str) -> None:
         raise bad("budget.tokens must be >= 1")
     if doc["budget"]["encoding"] not in ENCODINGS:
         raise bad(f"budget.encoding must be one of {', '.join(ENCODINGS)}")
-    if doc["recency"]["tool_exchanges"] < 0 or doc["recency"]["max_result_bytes"] < 0:
+    if (
+        min(doc["recency"][k] for k in ("tool_exchanges", "max_result_bytes", "keep_small_bytes"))
+        < 0
+    ):
         raise bad("recency values must be >= 0")
+    if doc["recency"]["scope"] not in RECENCY_SCOPES:
+        raise bad(f"recency.scope must be one of {', '.join(map(repr, RECENCY_SCOPES))}")
+    if doc["supersession"]["newer_reading"] not in NEWER_READING:
+        raise bad(
+            f"supersession.newer_reading must be one of {', '.join(map(repr, NEWER_READING))}"
+        )
     if doc["rehydration"]["max_bytes"] < 0:
         raise bad("rehydration.max_bytes must be >= 0")
     if doc["retention"]["assembly_days"] < 0:

@@ -33,8 +33,59 @@ class Serializer(Protocol):
     def serialize(self, blocks: list[Block]) -> Request: ...
 
 
+RAW_ARGUMENTS = "__raw__"  # the runtime keeps a call's arguments as the model wrote them here
+
+
 def _args(block: Block) -> str:
+    """A call's arguments as a JSON string: exactly as the model wrote them when the runtime
+    kept that text, so the request repeats the model's own bytes (and a cached prefix)."""
+    raw = block.arguments.get(RAW_ARGUMENTS)
+    if isinstance(raw, str):
+        return raw
     return json.dumps(block.arguments, ensure_ascii=False, sort_keys=True)
+
+
+def _input(block: Block) -> dict[str, Any]:
+    """A call's arguments as an object, without the runtime's copy of the raw text."""
+    return {k: v for k, v in block.arguments.items() if k != RAW_ARGUMENTS}
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One model turn: the text and the tool calls (with their results) of one run, as the
+    model produced them in one assistant message."""
+
+    text: str | None
+    exchanges: tuple[Block, ...]
+
+
+def turns(blocks: list[Block]) -> list[Block | Turn]:
+    """Consecutive ``assistant`` and ``exchange`` blocks of one run (``group``) as a
+    :class:`Turn`; every other block as it is."""
+    out: list[Block | Turn] = []
+    run: list[Block] = []
+
+    def close() -> None:
+        if run:
+            texts = [b.text for b in run if b.kind == "assistant"]
+            out.append(
+                Turn(
+                    "\n\n".join(texts) if texts else None,
+                    tuple(b for b in run if b.kind == "exchange"),
+                )
+            )
+            run.clear()
+
+    for b in blocks:
+        if b.kind in ("assistant", "exchange") and b.group:
+            if run and run[0].group != b.group:
+                close()
+            run.append(b)
+            continue
+        close()
+        out.append(b)
+    close()
+    return out
 
 
 class OpenAIChat:
@@ -42,7 +93,25 @@ class OpenAIChat:
 
     def serialize(self, blocks: list[Block]) -> Request:
         out: list[dict[str, Any]] = []
-        for b in blocks:
+        for item in turns(blocks):
+            if isinstance(item, Turn):
+                message: dict[str, Any] = {"role": "assistant", "content": item.text}
+                if item.exchanges:
+                    message["tool_calls"] = [
+                        {
+                            "id": b.call_id,
+                            "type": "function",
+                            "function": {"name": b.name, "arguments": _args(b)},
+                        }
+                        for b in item.exchanges
+                    ]
+                out.append(message)
+                out.extend(
+                    {"role": "tool", "tool_call_id": b.call_id, "content": b.text}
+                    for b in item.exchanges
+                )
+                continue
+            b = item
             if b.kind == "system":
                 out.append({"role": "system", "content": b.text})
             elif b.kind in ("user", "data"):
@@ -67,12 +136,25 @@ class OpenAIChat:
         return Request(out)
 
 
+def _flat(blocks: list[Block]) -> list[Block]:
+    """The blocks with each model turn's text before its calls (the order the model wrote)."""
+    out: list[Block] = []
+    for item in turns(blocks):
+        if isinstance(item, Turn):
+            if item.text is not None:
+                out.append(Block("assistant", item.text))
+            out.extend(item.exchanges)
+        else:
+            out.append(item)
+    return out
+
+
 class OpenAIResponses:
     name = "openai-responses"
 
     def serialize(self, blocks: list[Block]) -> Request:
         out: list[dict[str, Any]] = []
-        for b in blocks:
+        for b in _flat(blocks):
             if b.kind == "system":
                 out.append({"type": "message", "role": "system", "content": b.text})
             elif b.kind in ("user", "data"):
@@ -122,31 +204,42 @@ class AnthropicMessages:
                 ids[call] = clean
             return ids[call]
 
-        for b in blocks:
+        def use(b: Block) -> dict[str, Any]:
+            return {
+                "type": "tool_use",
+                "id": tool_id(b.call_id),
+                "name": b.name,
+                "input": _input(b),
+            }
+
+        def result(b: Block) -> dict[str, Any]:
+            r: dict[str, Any] = {
+                "type": "tool_result",
+                "tool_use_id": tool_id(b.call_id),
+                "content": b.text,
+            }
+            if b.is_error:
+                r["is_error"] = True
+            return r
+
+        for item in turns(blocks):
+            if isinstance(item, Turn):
+                text = [{"type": "text", "text": item.text}] if item.text else []
+                push("assistant", text + [use(b) for b in item.exchanges])
+                if item.exchanges:
+                    # every tool_use of the turn answered in the very next (user) message
+                    out.append({"role": "user", "content": [result(b) for b in item.exchanges]})
+                elif not text:
+                    push("assistant", [{"type": "text", "text": "(empty)"}])
+                continue
+            b = item
             if b.kind in ("user", "data"):
                 push("user", [{"type": "text", "text": b.text or "(empty)"}])
             elif b.kind == "assistant":
                 push("assistant", [{"type": "text", "text": b.text or "(empty)"}])
             elif b.kind == "exchange":
-                push(
-                    "assistant",
-                    [
-                        {
-                            "type": "tool_use",
-                            "id": tool_id(b.call_id),
-                            "name": b.name,
-                            "input": b.arguments,
-                        }
-                    ],
-                )
-                result: dict[str, Any] = {
-                    "type": "tool_result",
-                    "tool_use_id": tool_id(b.call_id),
-                    "content": b.text,
-                }
-                if b.is_error:
-                    result["is_error"] = True
-                out.append({"role": "user", "content": [result]})
+                push("assistant", [use(b)])
+                out.append({"role": "user", "content": [result(b)]})
         if out and out[0]["role"] != "user":
             out.insert(
                 0,
@@ -182,7 +275,36 @@ class LangChainDicts:
                 },
             }
 
-        for b in blocks:
+        for item in turns(blocks):
+            if isinstance(item, Turn):
+                out.append(
+                    msg(
+                        "ai",
+                        item.text or "",
+                        tool_calls=[
+                            {
+                                "name": b.name,
+                                "args": _input(b),
+                                "id": b.call_id,
+                                "type": "tool_call",
+                            }
+                            for b in item.exchanges
+                        ],
+                        invalid_tool_calls=[],
+                    )
+                )
+                out.extend(
+                    msg(
+                        "tool",
+                        b.text,
+                        tool_call_id=b.call_id,
+                        status="error" if b.is_error else "success",
+                        artifact=None,
+                    )
+                    for b in item.exchanges
+                )
+                continue
+            b = item
             if b.kind == "system":
                 out.append(msg("system", b.text))
             elif b.kind in ("user", "data"):
@@ -197,7 +319,7 @@ class LangChainDicts:
                         tool_calls=[
                             {
                                 "name": b.name,
-                                "args": b.arguments,
+                                "args": _input(b),
                                 "id": b.call_id,
                                 "type": "tool_call",
                             }

@@ -25,6 +25,7 @@ from rich.table import Table
 
 from vigente.api import Vigente
 from vigente.assemble import count_message_tokens, tiktoken_tokenizer
+from vigente.assemble.policy import Policy, load_policy
 from vigente.bench._scenarios import DEFAULT_SCENARIOS, render_scenarios, run_scenarios
 from vigente.runtime.openai import transcript_events
 
@@ -112,7 +113,9 @@ def _lc_ready(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [dict(m, content=m.get("content") or "") for m in messages]
 
 
-def run_tau(path: Path, limit: int | None, log: Console) -> dict[str, Any]:
+def run_tau(
+    path: Path, limit: int | None, log: Console, policy: Policy | None = None
+) -> dict[str, Any]:
     data = json.loads(lzma.open(path).read() if path.suffix == ".xz" else path.read_bytes())
     sessions = data[:limit] if limit else data
     tok = tiktoken_tokenizer("o200k_base")
@@ -157,7 +160,9 @@ def run_tau(path: Path, limit: int | None, log: Console) -> dict[str, Any]:
                 vg.runtime.import_events(
                     [json.dumps({k: v for k, v in e.items() if k != "_message"}) for e in events]
                 )
-                a = vg.assembly.assemble("tau", "main", "assistant", persist=False)
+                a = vg.assembly.assemble(
+                    "tau", "main", "assistant", policy=policy, persist=False
+                )
             requests["vigente"] = a.messages
             for name in ("replay", "masking", "vigente"):
                 ids = tok.encode(json.dumps(requests[name], ensure_ascii=False))
@@ -226,6 +231,9 @@ class ContextBenchmark:
             "--sessions", type=int, default=None, help="only the first N sessions (default all)"
         )
         parser.add_argument(
+            "--policy", type=Path, default=None, help="assembly policy TOML (default: the default)"
+        )
+        parser.add_argument(
             "--growth",
             metavar="SIZES",
             help="only the growth part: comma-separated tool-call counts (e.g. 10,100,1000)",
@@ -240,7 +248,10 @@ class ContextBenchmark:
 
             return run_growth_cli(args, log)
         log.print(f"tau-bench: {args.tau_bench}")
-        return run_tau(args.tau_bench, args.sessions, log) | run_scenarios(args.scenarios, log)
+        policy = load_policy(args.policy) if args.policy else None
+        return run_tau(args.tau_bench, args.sessions, log, policy) | run_scenarios(
+            args.scenarios, log
+        )
 
     def render(self, figures: dict[str, Any], console: Console) -> None:
         table = Table(title="vigente context benchmark (tau-bench airline)")
