@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from html import escape as html_escape
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -463,6 +464,14 @@ def test_review_edit_approve_and_reject_through_forms(inspector: Inspector) -> N
         assert r.status_code == 303
         done = c.get(r.headers["location"]).text
         assert "Approved: the version was added." in _text(done)
+        # the document's text, with each proposed field's span marked
+        page = c.get(f"/review/{notice}").text
+        with inspector.store() as vg:
+            proposed = vg.review.show(notice).proposal
+        for name, field in proposed.fields.items():
+            if field.span is not None:
+                marked = f'data-field="{name}">{html_escape(field.span.text, quote=False)}</mark>'
+                assert marked in page, name
         r = c.post(f"/review/{memo}/reject", data={"note": "not a regulation"})
         assert r.status_code == 303
     with inspector.store() as vg:

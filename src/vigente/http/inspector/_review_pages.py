@@ -7,7 +7,7 @@ page again with vigente's message and changes nothing.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -62,6 +62,27 @@ def queue(
     )
 
 
+def _marked(text: str, fields: dict[str, dict[str, Any]]) -> list[tuple[str, str | None]]:
+    """The document's text cut into pieces, each piece a field's span (marked with the field's
+    name) or plain text; a span overlapping an earlier one is left unmarked."""
+    spans = sorted(
+        (f["span"]["start"], f["span"]["end"], name)
+        for name, f in fields.items()
+        if f.get("span") and 0 <= f["span"]["start"] < f["span"]["end"] <= len(text)
+    )
+    pieces: list[tuple[str, str | None]] = []
+    at = 0
+    for start, end, name in spans:
+        if start < at:
+            continue
+        if start > at:
+            pieces.append((text[at:start], None))
+        pieces.append((text[start:end], name))
+        at = end
+    pieces.append((text[at:], None))
+    return pieces
+
+
 def _item_page(
     who: Viewer,
     proposal_id: str,
@@ -96,6 +117,7 @@ def _item_page(
         proposal_id=proposal_id,
         field_names=FIELDS,
         values={**current, **(values or {})},
+        pieces=_marked(item["text"], fields),
     )
 
 
