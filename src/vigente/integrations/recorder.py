@@ -99,7 +99,7 @@ class _Entry:
 
     item: Item
     fingerprint: str
-    position: int  # its records' lowest position (fork inheritance; exact when read back)
+    position: int  # its records' lowest position (what a fork compares; read back before one)
     message: tuple[str, int] | None = None  # (id, seq) of its message record, if any
     calls: dict[str, str] = field(default_factory=dict)  # call key -> record id (a turn)
     record: str | None = None  # the message, run or call id the item was recorded as
@@ -290,7 +290,7 @@ class Recorder:
                     e.item = item  # the same record (read back without its raw content)
                 common += 1
             if common < len(view):
-                branch = self._fork(branch, view, common)
+                branch = self._fork(branch, common)
             self.append(branch, items[common:])
             return branch
 
@@ -310,10 +310,10 @@ class Recorder:
         """A new branch holding the first ``keep`` items of ``branch`` (``0``: an empty root
         branch); ``branch`` keeps everything it holds."""
         with self._lock:
-            view = self._view(branch)
-            return self._fork(branch, view, keep)
+            self._view(branch)
+            return self._fork(branch, keep)
 
-    def _fork(self, branch: str, view: list[_Entry], keep: int) -> str:
+    def _fork(self, branch: str, keep: int) -> str:
         # the positions of records written here are the store's: read the branch back
         view = self._read(branch)
         kept, dropped = view[:keep], view[keep:]
