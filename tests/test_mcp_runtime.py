@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
@@ -132,8 +133,14 @@ def test_runtime_tools_over_stdio(tmp_path: Path) -> None:
         assert "m3" in ids and "x1" not in ids
 
 
-def test_runtime_tools_over_http_per_tenant(tmp_path: Path) -> None:
-    app = create_app(ServiceConfig(tmp_path / "data", admin_key=ADMIN_KEY, rate=1000, burst=1000))
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_runtime_tools_over_http_per_tenant(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest
+) -> None:
+    root = (
+        str(tmp_path / "data") if backend == "sqlite" else request.getfixturevalue("postgres_url")
+    )
+    app = create_app(ServiceConfig(root, admin_key=ADMIN_KEY, rate=1000, burst=1000))
     admin = {"Authorization": f"Bearer {ADMIN_KEY}"}
     with running(app) as url, httpx.Client(base_url=url, timeout=60) as c:
         keys = {}
