@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from vigente.assemble.blocks import Block
 from vigente.assemble.serialize import serializer
 from vigente.assemble.tokens import Tokenizer, count_message_tokens
-from vigente.runtime.reader import CONTEXT_KINDS, Graph, group_key
+from vigente.runtime.reader import Graph, group_key
 from vigente.runtime.records import VISIBILITY, RuntimeRecord, from_record
 from vigente.time import Instant
 
@@ -42,8 +42,8 @@ __all__ = [
     "Range",
     "below",
     "classify",
+    "Horizon",
     "horizon",
-    "nodes_since",
     "protected_ids",
     "replay_tokens",
     "structure_graph",
@@ -172,20 +172,35 @@ def horizon(
     return max(seqs) if seqs else 0
 
 
-def nodes_since(store: Store, conversation: str, since: int, k: Instant) -> list[Any]:
-    """The context records of every branch at ``seq >= since`` known at ``k``, typed."""
-    out: list[Any] = []
-    mark = since - 1
-    while True:
-        batch = store.runtime_records_after(conversation, mark, _BATCH)
-        for r in batch:
-            if r.known_from > k:
-                return out  # knowledge only grows with seq within a conversation
-            if r.kind in CONTEXT_KINDS:
-                out.append(from_record(r))
-        if len(batch) < _BATCH:
-            return out
-        mark = batch[-1].seq
+class Horizon:
+    """The records of one assembly at ``seq >= since`` known at ``k`` (every branch), read
+    once: lowering the horizon reads only the records between the old and the new one."""
+
+    def __init__(self, store: Store, conversation: str, k: Instant) -> None:
+        self._store = store
+        self._conversation = conversation
+        self._k = k
+        self._low: int | None = None  # the lowest seq read so far
+        self._records: list[RuntimeRecord] = []
+
+    def since(self, since: int) -> list[RuntimeRecord]:
+        if self._low is not None and since >= self._low:
+            return [r for r in self._records if r.seq >= since]
+        older: list[RuntimeRecord] = []
+        mark = since - 1
+        while True:
+            batch = self._store.runtime_records_after(self._conversation, mark, _BATCH)
+            for r in batch:
+                if r.known_from > self._k or (self._low is not None and r.seq >= self._low):
+                    batch = []  # knowledge only grows with seq within a conversation
+                    break
+                older.append(r)
+            if len(batch) < _BATCH:
+                break
+            mark = batch[-1].seq
+        self._records = older + self._records
+        self._low = since
+        return list(self._records)
 
 
 def classify(

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 from vigente.assemble.gather import (
     FIRST_PAGE,
     CountCache,
+    Horizon,
     below,
     classify,
     horizon,
-    nodes_since,
     protected_ids,
     replay_tokens,
     structure_graph,
@@ -197,6 +197,7 @@ class Assembler:
         # read horizon lowered until the budget binds (then nothing older could have fit:
         # the budget drops the oldest first); what lies below it is counted, not read.
         protected = [*protected_ids(self.store, conversation, chain, k), *boundary.rehydrate]
+        above = Horizon(self.store, conversation, k)
         tok = CountCache(self.tokenizer(pol.encoding))
         chat = serializer("openai-chat")
         page = FIRST_PAGE
@@ -204,11 +205,11 @@ class Assembler:
         while True:
             t1 = time.perf_counter()
             since = horizon(self.store, conversation, chain, k, page)
+            nodes = above.since(since)  # every record above the horizon, read once
             cands = rt.candidates(
                 conversation, branch, participant, known_at=k, run=run, since=since,
-                include=protected,
+                include=protected, read=nodes,
             )
-            nodes = nodes_since(self.store, conversation, since, k)
             graph_ms += _ms(t1)
             t1 = time.perf_counter()
             units, trace_extra, order_key = self._units(cands, nodes, boundary)
@@ -292,11 +293,13 @@ class Assembler:
             "rehydrate": list(boundary.rehydrate),
             "snapshot": k.isoformat(),
             "records": sorted(
-                [n.KIND, n.id, n.seq, n.known_from.isoformat()]
-                for n in {
-                    (m.KIND, m.id): m
-                    for m in [*graph.nodes, *nodes, *(u.node for u in units.values())]
-                }.values()
+                {
+                    *(
+                        (m.KIND, m.id, m.seq, m.known_from.isoformat())
+                        for m in [*graph.nodes, *(u.node for u in units.values())]
+                    ),
+                    *((r.kind, r.record_id, r.seq, r.known_from.isoformat()) for r in nodes),
+                }
             ),
             "horizon": [since, [r.as_dict() for r in ranges]],
         }
@@ -367,7 +370,7 @@ class Assembler:
     ) -> tuple[dict[str, Unit], list[Decision], dict[str, int]]:
         """The candidates as units (a call with its artifacts is one), the decisions for what
         was never allowed to compete (hidden, other branches, other participants) among the
-        context records read (``nodes``: those above the read horizon), and the graph
+        records read (``nodes``: the stored rows above the read horizon), and the graph
         position of every ref (the trace's order)."""
         units: dict[str, Unit] = {}
         artifacts: dict[str, list[ToolArtifact]] = {}
@@ -404,9 +407,9 @@ class Assembler:
                 cid,
                 Unit(cid, "artifact", a.anchor, _orphan_call(a), "shared", tuple(alone), a.status),
             )
-        position = {n.id: (n.seq if n.KIND != "artifact" else n.anchor) for n in nodes}
+        position = {n.record_id: (n.seq if n.kind != "artifact" else n.anchor) for n in nodes}
         for n in nodes:
-            if n.KIND == "artifact":
+            if n.kind == "artifact":
                 position[n.target_id] = n.anchor
         for u in units.values():
             position.setdefault(u.ref, u.position)
@@ -426,11 +429,11 @@ class Assembler:
             pos = position.get(ref, node.anchor if node.KIND == "artifact" else node.seq)
             extra.append(Decision(ref, kind, rule, reason=reason, position=pos))
         windows = dict(boundary.ancestry)
-        for n in nodes:
-            kind = _KINDS.get(n.KIND)
+        for n in nodes:  # stored rows (RuntimeRecord): their columns are enough here
+            kind = _KINDS.get(n.kind)
             if kind is None:
                 continue
-            ref = n.target_id if n.KIND == "artifact" else n.id
+            ref = n.target_id if n.kind == "artifact" else n.record_id
             if ref in seen:
                 continue
             seen.add(ref)

@@ -228,7 +228,8 @@ class RuntimeReads:
 
     def candidates(self, conversation: str, branch: str, participant: str, *,
                    known_at: TimeLike | None = None, run: str | None = None,
-                   since: int = 0, include: Sequence[str] = ()) -> Candidates:
+                   since: int = 0, include: Sequence[str] = (),
+                   read: Sequence[RuntimeRecord] | None = None) -> Candidates:
         """What ``participant`` may see on ``branch`` as known at ``known_at``: its own records
         and those visible to the branch along the ancestry (up to each fork point), records
         visible to the whole conversation, and records shared with or promoted to it. A
@@ -238,14 +239,22 @@ class RuntimeReads:
 
         ``since``: only records at ``seq >= since`` (a read horizon), with the calls of the
         results read, and the records ``include`` names (by id, or as a call's results),
-        when they are visible."""
+        when they are visible. ``read``: the caller has read every record at ``seq >=
+        since`` known at ``known_at`` already; the visible ones are taken from it."""
         k = self._at(known_at)
         chain = self.ancestry(conversation, branch, known_at=k)
         rows: dict[int, tuple[RuntimeRecord, str]] = {}
-        for b, upto in chain:
-            for r in self.store.runtime_branch_records(conversation, b, upto, participant, k,
-                                                       since):
-                rows[r.seq] = (r, "own" if r.participant_id == participant else "branch")
+        if read is None:
+            for b, upto in chain:
+                for r in self.store.runtime_branch_records(conversation, b, upto, participant,
+                                                           k, since):
+                    rows[r.seq] = (r, "own" if r.participant_id == participant else "branch")
+        else:
+            windows = dict(chain)
+            for r in read:
+                reach = _reach(r, windows, participant) if r.kind in CONTEXT_KINDS else None
+                if reach is not None:
+                    rows[r.seq] = (r, reach)
         grants: dict[str, str] = {}
         for r in self.store.runtime_reachable(conversation, participant, k, since):
             if r.kind in ("share", "promotion"):
