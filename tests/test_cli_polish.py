@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -144,7 +145,7 @@ def test_the_installed_script_completes_commands_and_subcommands() -> None:
         env = {**os.environ, "_VIGENTE_COMPLETE": "bash_complete", "COMP_WORDS": words,
                "COMP_CWORD": str(cword)}
         proc = subprocess.run([str(SCRIPT)], env=env, capture_output=True, text=True,
-                              timeout=60)
+                              timeout=300)
         assert proc.returncode == 0, proc.stderr
         return [line.split(",", 1)[1] for line in proc.stdout.splitlines()]
 
@@ -321,7 +322,7 @@ def test_no_progress_bar_in_a_pipe(tmp_path: Path) -> None:
     assert out == ("imported 300 statement(s): 300 changed the store, 300 snapshot(s) "
                    "appended, 0 closed\n")
     proc = subprocess.run([str(SCRIPT), "--db", str(tmp_path / "q.db"), "import", str(lines),
-                           "--json"], capture_output=True, text=True, timeout=120)
+                           "--json"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and proc.stderr == ""
     assert json.loads(proc.stdout)["applied"] == 300
 
@@ -332,24 +333,28 @@ def test_progress_bar_on_a_terminal_stderr_never_on_stdout(tmp_path: Path) -> No
 
     lines = _statements(tmp_path / "s.jsonl", 300)
     master, slave = pty.openpty()
+    terminal = bytearray()
+
+    def drain() -> None:  # read the terminal while the command runs, so it never blocks
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # the command closed its end
+                return
+            if not chunk:
+                return
+            terminal.extend(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
     proc = subprocess.Popen(
         [str(SCRIPT), "--db", str(tmp_path / "t.db"), "import", str(lines), "--json"],
         stdout=subprocess.PIPE, stderr=slave, env={**os.environ, "TERM": "xterm"},
     )
     os.close(slave)
-    assert proc.stdout is not None
-    with proc.stdout:
-        out = proc.stdout.read()
-    assert proc.wait(timeout=120) == 0
-    terminal = b""
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:  # the other end closed
-            break
-        if not chunk:
-            break
-        terminal += chunk
+    out, _ = proc.communicate(timeout=300)
+    assert proc.returncode == 0
+    reader.join(timeout=60)
     os.close(master)
     assert json.loads(out) == {"statements": 300, "applied": 300, "versions_appended": 300,
                                "versions_closed": 0}
