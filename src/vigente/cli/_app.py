@@ -1,6 +1,9 @@
-"""The ``vigente`` command group, its shared options and error mapping.
+"""The ``vigente`` command group, its shared options and error mapping, and what every
+command shares: ``--json`` (one JSON object on stdout), progress bars (on stderr, only when it
+is a terminal) and the sectioned quick reference of ``vigente --help``.
 
-Errors print ``Error: <what went wrong and how to fix it>`` and exit 1; usage errors exit 2.
+Errors print ``Error: <what went wrong and how to fix it>`` on stderr and exit 1, with or
+without ``--json``; usage errors exit 2.
 """
 
 from __future__ import annotations
