@@ -65,7 +65,10 @@ def _write_json(lineage: str, result: WriteResult) -> dict[str, Any]:
             "closed": [_row(v) for v in result.closed]}
 
 
-@cli.command()
+@cli.command(epilog="""\b
+Example:
+  vigente record svc/upload-limit-mb 80 --valid-from 2026-09-01 \\
+      --known-at 2026-09-03 --source policy""")
 @click.argument("lineage")
 @click.argument("value")
 @statement_options
@@ -131,7 +134,11 @@ def import_(ctx: click.Context, file: Path, now: str | None, as_json: bool) -> N
     )
 
 
-@cli.command()
+@cli.command(epilog="""\b
+Examples:
+  vigente ask svc/upload-limit-mb --at 2026-09-02                # as known now
+  vigente ask svc/upload-limit-mb --at 2026-09-02 --known-at 2026-09-02 --json
+  vigente ask cdd --at 2025-02-20 --lang it        # which circular was in force""")
 @click.argument("lineage")
 @click.option("--at", "valid_at", metavar="DATE",
               help="The date asked about (t); required for facts, default today for documents.")

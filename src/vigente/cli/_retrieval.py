@@ -70,7 +70,10 @@ def print_search(result: SearchResult, *, known_now: bool = False) -> None:
         out.print(f"decision recorded: {result.decision_id}")
 
 
-@cli.command()
+@cli.command(epilog="""\b
+Examples:
+  vigente search "upload limit for attachments" --at 2026-09-29 --json
+  vigente search "limite allegati in vigore al 3 marzo 2025" --date-from-query""")
 @click.argument("text")
 @click.option("--at", "valid_at", metavar="DATE",
               help="Reference date t: what was in force then (required unless the question "
