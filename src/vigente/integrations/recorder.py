@@ -163,7 +163,9 @@ class Recorder:
                 return
             rt = self.runtime
             with rt.transaction():
-                if not rt.store.runtime_conversations(ids=[self.conversation]):
+                try:
+                    rt.conversation(self.conversation)
+                except InvalidInput:  # not recorded yet: this agent's first call
                     rt.open_conversation(self.conversation, self.account)
                 graph = rt.graph(self.conversation)
                 used: dict[str, set[str]] = {}
