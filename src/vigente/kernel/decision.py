@@ -14,6 +14,8 @@ from vigente.kernel.evidence import (
     Interpretation,
     PrecedenceOutcome,
     Status,
+    build_evidence,
+    build_exclusion,
 )
 from vigente.kernel.statement import statement_for
 from vigente.kernel.values import JSONValue, Scope, canonical_json
@@ -98,6 +100,11 @@ class _Successors:
             if best is not None:
                 return best[1]
         return None
+
+
+# The only reasons a successor is looked for (_Successors.of answers None for the others).
+_NO_LONGER_KNOWN = ExclusionReason.NO_LONGER_KNOWN
+_NO_LONGER_VALID = ExclusionReason.NO_LONGER_VALID
 
 
 def _same_scope(a: Version, b: Version) -> bool:
@@ -185,10 +192,12 @@ def decide(
         reason = admissibility(row, scope, t, k)
         if reason is None:
             admitted.append(row)
-        else:
+        elif reason is _NO_LONGER_KNOWN or reason is _NO_LONGER_VALID:
             if successors is None:
                 successors = _Successors(candidates, t, k)
-            excluded.append(Exclusion(row, reason, successors.of(row, reason)))
+            excluded.append(build_exclusion(row, reason, successors.of(row, reason)))
+        else:  # not yet known, not yet valid, out of scope: nothing replaced it
+            excluded.append(build_exclusion(row, reason, None))
     groups = _by_value(admitted)
     kept = groups
     status = status_of(len(groups))
@@ -210,7 +219,7 @@ def decide(
 
     admitted_t = tuple(admitted)
     interpretation = _interpretation(status, admitted_t, t, k, now, changed)
-    evidence = Evidence(
+    evidence = build_evidence(
         lineage,
         scope,
         t,
@@ -224,6 +233,7 @@ def decide(
         "",
         outcome,
         earlier_values,
+        None,
     )
     # The statement words the finished evidence, each value with every admitted row backing
     # it. The value is not shared before this line, so setting the field here is still

@@ -22,6 +22,8 @@ __all__ = [
     "Interpretation",
     "PrecedenceOutcome",
     "Status",
+    "build_evidence",
+    "build_exclusion",
 ]
 
 
@@ -127,3 +129,64 @@ class Evidence:
         if self.decision_id is not None:
             result["decision_id"] = self.decision_id
         return result
+
+
+# As build_version (kernel.versions): the same values as the dataclasses' __init__ build, set
+# through the slots' descriptors, for the objects decide() builds on every lookup.
+_NEW = object.__new__
+_SET_EXCLUSION = tuple(getattr(Exclusion, name).__set__ for name in Exclusion.__slots__)
+_SET_VERSION, _SET_REASON, _SET_SUCCESSOR = _SET_EXCLUSION
+_SET_EVIDENCE = tuple(getattr(Evidence, name).__set__ for name in Evidence.__slots__)
+
+
+def build_exclusion(
+    version: Version, reason: ExclusionReason, successor_id: str | None
+) -> Exclusion:
+    """``Exclusion(version, reason, successor_id)``, built faster."""
+    exclusion: Exclusion = _NEW(Exclusion)
+    _SET_VERSION(exclusion, version)
+    _SET_REASON(exclusion, reason)
+    _SET_SUCCESSOR(exclusion, successor_id)
+    return exclusion
+
+
+def build_evidence(
+    lineage: str,
+    scope: Scope,
+    valid_at: Instant,
+    known_at: Instant,
+    now: Instant,
+    status: Status,
+    values: tuple[JSONValue, ...],
+    interpretation: Interpretation,
+    admitted: tuple[Version, ...],
+    excluded: tuple[Exclusion, ...],
+    statement: str,
+    precedence: PrecedenceOutcome | None,
+    earlier_values: tuple[JSONValue, ...] | None,
+    decision_id: str | None,
+) -> Evidence:
+    """``Evidence(...)`` with every field given, in their order, built faster."""
+    evidence: Evidence = _NEW(Evidence)
+    for set_field, value in zip(
+        _SET_EVIDENCE,
+        (
+            lineage,
+            scope,
+            valid_at,
+            known_at,
+            now,
+            status,
+            values,
+            interpretation,
+            admitted,
+            excluded,
+            statement,
+            precedence,
+            earlier_values,
+            decision_id,
+        ),
+        strict=True,
+    ):
+        set_field(evidence, value)
+    return evidence

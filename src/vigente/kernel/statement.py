@@ -21,12 +21,33 @@ def format_value(value: JSONValue) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+_DAY = 86_400_000_000
+_MINUTE = 60_000_000
+# Statements word the same few instants again and again: their text, by the minute (twice
+# it, plus one for an exact midnight, whose text is its date's), in a bounded cache emptied
+# when full.
+_MOMENTS: dict[int, str] = {}
+_MOMENTS_LIMIT = 1 << 16
+
+
 def moment(at: Instant) -> str:
     """An instant as a reader wants it: ``2025-02-20`` at midnight UTC, else UTC to the minute
     (``2026-12-01 07:18 UTC``); the exact instant stays in the JSON."""
-    if at.is_date or at.micros % 86_400_000_000 == 0:
-        return at.date.isoformat()
-    return at.datetime.strftime("%Y-%m-%d %H:%M UTC")
+    if at.is_date:
+        return at.isoformat()  # the date's text, kept by Instant
+    micros = at.micros
+    midnight = micros % _DAY == 0
+    key = (micros // _MINUTE) << 1 | midnight
+    text = _MOMENTS.get(key)
+    if text is None:
+        if len(_MOMENTS) >= _MOMENTS_LIMIT:
+            _MOMENTS.clear()
+        if midnight:
+            text = at.date.isoformat()
+        else:
+            text = at.datetime.strftime("%Y-%m-%d %H:%M UTC")
+        _MOMENTS[key] = text
+    return text
 
 
 def as_known(k: Instant, now: Instant) -> str:

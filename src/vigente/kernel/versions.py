@@ -16,6 +16,7 @@ __all__ = [
     "PrecedenceRule",
     "Version",
     "admissibility",
+    "build_version",
 ]
 
 
@@ -95,6 +96,49 @@ class Version:
             "known_from": self.known_from.isoformat(),
             "known_to": None if self.known_to is None else self.known_to.isoformat(),
         }
+
+
+# A frozen dataclass's __init__ sets each field through object.__setattr__ (a generic attribute
+# lookup per field); setting the slots through their descriptors builds the same value for a
+# fraction of the cost. The store builds a few Versions per lookup from rows it has checked.
+_NEW = object.__new__
+(
+    _SET_VERSION_ID,
+    _SET_LINEAGE,
+    _SET_SCOPE,
+    _SET_SOURCE,
+    _SET_VALUE_JSON,
+    _SET_VALID_FROM,
+    _SET_VALID_TO,
+    _SET_KNOWN_FROM,
+    _SET_KNOWN_TO,
+) = (getattr(Version, name).__set__ for name in Version.__slots__)
+
+
+def build_version(
+    version_id: str,
+    lineage: str,
+    scope: Scope,
+    source: str,
+    value_json: str,
+    valid_from: Instant,
+    valid_to: Instant | None,
+    known_from: Instant,
+    known_to: Instant | None,
+) -> Version:
+    """``Version(version_id, lineage, …, known_to)``, built faster (for rows read back from a
+    store: the same value, equal to and hashing as the one ``Version(...)`` builds)."""
+    version: Version = _NEW(Version)
+    _SET_VERSION_ID(version, version_id)
+    _SET_LINEAGE(version, lineage)
+    _SET_SCOPE(version, scope)
+    _SET_SOURCE(version, source)
+    _SET_VALUE_JSON(version, value_json)
+    _SET_VALID_FROM(version, valid_from)
+    _SET_VALID_TO(version, valid_to)
+    _SET_KNOWN_FROM(version, known_from)
+    _SET_KNOWN_TO(version, known_to)
+    return version
 
 
 def admissibility(

@@ -18,7 +18,7 @@ from typing import Any
 
 from vigente.errors import StoreError
 from vigente.kernel.values import Scope
-from vigente.kernel.versions import PrecedenceRule, Version
+from vigente.kernel.versions import PrecedenceRule, Version, build_version
 from vigente.store.base import Store, Write
 from vigente.store.sqlite_assembly import ASSEMBLY_MIGRATIONS, SQLiteAssembly
 from vigente.store.sqlite_records import RECORD_MIGRATIONS, SQLiteRecords
@@ -157,10 +157,11 @@ CLOSE_VERSION = f"""UPDATE versions SET known_to = ?, date_flags = (date_flags &
 # aggregate step for the rows that do not count), once for the rows on them. That is
 # cheaper than a query per group, each reading the range again. The nearest later period is
 # found by walking the index from t to the first row known at k (ORDER BY … LIMIT 1). The groups
-# are disjoint, so each row comes back once. The subject is looked up inside the statement (each
-# scalar subquery runs once): cheaper than a statement of its own. The caller puts the few rows
-# in insertion order (rowid, the first column): cheaper than SQLite sorting them.
-_SUBJECT = "(SELECT subject_id FROM subjects WHERE lineage = :lineage AND scope_key = :scope)"
+# are disjoint, so each row comes back once. The subject's id is a parameter: the store keeps
+# the ids of committed subjects (they never change), so a lookup does not search the subjects
+# index once per use of the id in the statement (four). The caller puts the few rows in
+# insertion order (rowid, the first column): cheaper than SQLite sorting them.
+_SUBJECT = ":subject"
 # The rows of the first four groups, once the edges are known.
 _CANDIDATE_ROW = """(valid_to > :t AND (known_from <= :k AND known_to > :k
                            OR known_to = replaced AND known_to > known_from
@@ -287,7 +288,7 @@ class _Rows:
         result = []
         for _, version_id, name, scope_key, source, value, vf, vt, kf, kt, flags in rows:
             result.append(
-                Version(
+                build_version(
                     version_id,
                     lineage if name is None else name,
                     scope if scope_key is None and scope is not None else self.scope(scope_key),
@@ -333,6 +334,10 @@ class SQLiteStore(SQLiteRecords, SQLiteRetrieval, SQLiteRuntime, SQLiteAssembly,
             self._new_subjects: list[tuple[str, str]] = []
             self._knowledge: dict[tuple[int, str], Instant | None] = {}
             self._data_version = -1
+            # Subject ids for reads, by (lineage, scope key): only ids read outside a write
+            # transaction (committed: a subject row is never changed or deleted), so that a
+            # lookup needs no search of the subjects index. Unknown subjects are not kept.
+            self._read_subjects: dict[tuple[str, str], int] = {}
             self._migrate()
         except sqlite3.DatabaseError as exc:
             raise StoreError(
@@ -422,6 +427,22 @@ class SQLiteStore(SQLiteRecords, SQLiteRetrieval, SQLiteRuntime, SQLiteAssembly,
                 self._subject_ids.clear()
             self._subject_ids[key] = row[0]
         return int(row[0])
+
+    def _subject_for_read(self, lineage: str, scope: Scope, scope_key: str) -> int | None:
+        """The id of ``(lineage, scope)`` for a read (None: no such subject yet)."""
+        key = (lineage, scope_key)
+        subject = self._read_subjects.get(key)
+        if subject is not None:
+            return subject
+        if self._depth:  # inside a write: the subject may be this transaction's own
+            return self._subject(lineage, scope, create=False)
+        row = self._conn.execute(SELECT_SUBJECT, key).fetchone()
+        if row is None:
+            return None
+        if len(self._read_subjects) >= _CACHE_LIMIT:
+            self._read_subjects.clear()
+        subject = self._read_subjects[key] = int(row[0])
+        return subject
 
     def _versions(self, rows: list[tuple[Any, ...]]) -> list[Version]:
         return self._rows.versions(rows)
@@ -519,13 +540,15 @@ class SQLiteStore(SQLiteRecords, SQLiteRetrieval, SQLiteRuntime, SQLiteAssembly,
     def candidates(
         self, lineage: str, scope: Scope, valid_at: Instant, known_at: Instant
     ) -> list[Version]:
-        params = {
-            "lineage": lineage,
-            "scope": self._rows.key(scope),
-            "t": valid_at.micros,
-            "k": known_at.micros,
-        }
+        key = self._rows.key(scope)
         with self._lock:
+            params = {
+                "lineage": lineage,
+                "scope": key,
+                "subject": self._subject_for_read(lineage, scope, key),
+                "t": valid_at.micros,
+                "k": known_at.micros,
+            }
             rows = self._conn.execute(SELECT_CANDIDATES, params).fetchall()
         rows.sort(key=_ROWID)  # insertion order
         return self._rows.versions(rows, lineage, scope)
@@ -533,14 +556,16 @@ class SQLiteStore(SQLiteRecords, SQLiteRetrieval, SQLiteRuntime, SQLiteAssembly,
     def candidates_and_held(
         self, lineage: str, scope: Scope, valid_at: Instant, known_at: Instant, held_at: Instant
     ) -> tuple[list[Version], list[Version]]:
-        params = {
-            "lineage": lineage,
-            "scope": self._rows.key(scope),
-            "t": valid_at.micros,
-            "k": known_at.micros,
-            "e": held_at.micros,
-        }
+        key = self._rows.key(scope)
         with self._lock:
+            params = {
+                "lineage": lineage,
+                "scope": key,
+                "subject": self._subject_for_read(lineage, scope, key),
+                "t": valid_at.micros,
+                "k": known_at.micros,
+                "e": held_at.micros,
+            }
             rows = self._conn.execute(SELECT_CANDIDATES_AND_HELD, params).fetchall()
         rows.sort(key=_ROWID)  # insertion order
         versions = self._rows.versions([row[:11] for row in rows], lineage, scope)
