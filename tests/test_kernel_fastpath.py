@@ -14,13 +14,18 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rich.console import Console
 
 from vigente.api import Vigente
+from vigente.bench.kernel import BENCHMARK
 from vigente.kernel.decision import _Successors, decide
 from vigente.kernel.evidence import (
     Evidence,
@@ -226,3 +231,28 @@ def test_kept_subject_ids_answer_as_a_fresh_connection(tmp_path: Path) -> None:
         assert answers(vg) == warm
     with Vigente.open(path) as fresh:
         assert answers(fresh) == warm
+
+
+# -- the benchmark's breakdown -----------------------------------------------------------------
+
+
+def test_the_kernel_benchmark_times_the_store_read_beside_the_floor(tmp_path: Path) -> None:
+    """``store_read_*``: the store's part of a lookup, timed in the same rounds; it is a part of
+    the lookup, and its ratio is the one printed."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "vigente.bench", "kernel", "--versions", "2000", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    figures = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert figures["store_read_p50_ms"] > 0
+    expected = round(figures["store_read_p50_ms"] / figures["floor_p50_ms"], 1)
+    assert figures["store_read_vs_floor"] == expected
+    console = Console(record=True, width=200)
+    BENCHMARK.render(figures, console)
+    (line,) = [t for t in console.export_text().splitlines() if "read / floor" in t]
+    assert f"x{figures['store_read_vs_floor']:,.1f}" in line
