@@ -256,13 +256,19 @@ def test_unresolved_failed_deferred_and_retry_critical_state_survive_a_tiny_budg
     assert omitted["m1"] == "budget" and "budget" in tiny.record["omission_counts"]
     roomy = vg.assembly.assemble(C, "main", "agent", budget=100_000)
     inc = _included(roomy)
-    # the latest three successful exchanges as they were (crit is recovery), older ones as
-    # their memory
-    assert [r for r, v in inc.items() if v == "tool_exchange" and not r.endswith("#memory")] == [
-        "q5",
-        "q6",
-        "q7",
-    ]
+    # the q* exchanges belong to the turn before the latest user message ("Go on."): they go
+    # as their memory (each leaves its long `conditions` text out, and says so); t1's result
+    # is small enough to go as it was
+    raw = [r for r, v in inc.items() if v == "tool_exchange" and not r.endswith("#memory")]
+    assert raw == ["t1"]
+    # with recency by count, whatever the turn: the latest three as they were (crit is recovery)
+    latest = policy_from_document(
+        {"id": "latest-3", "version": 1, "recency": {"scope": "latest", "tool_exchanges": 3}}
+    )
+    by_count = _included(vg.assembly.assemble(C, "main", "agent", budget=100_000, policy=latest))
+    assert [
+        r for r, v in by_count.items() if v == "tool_exchange" and not r.endswith("#memory")
+    ] == ["t1", "q5", "q6", "q7"]
     assert _omitted(roomy)["q0"] == "compacted"
     assert inc["q0#memory"] in ("memory", "stale_marker")
     assert roomy.record["tokens"]["assembled"] < roomy.record["tokens"]["replay"]
@@ -346,13 +352,16 @@ def test_prompt_injection_in_a_tool_result_stays_data(vg: Vigente) -> None:
                         assert content == "You book trains."
                     elif "EVIL-999" in json.dumps(m):
                         assert role in ("tool", "user", "function_call_output", "human"), m
-    # with only two exchanges allowed as they were, the injected page reaches it as a memory:
-    # a user-position data block, quoted, never an instruction
-    pol = policy_from_document({"id": "no-raw", "version": 1, "recency": {"tool_exchanges": 0}})
+    # with no exchange allowed as it was, the injected page reaches it as a memory: in the
+    # tool result's place (after the call that fetched it), never an instruction
+    pol = policy_from_document(
+        {"id": "no-raw", "version": 1, "recency": {"tool_exchanges": 0, "keep_small_bytes": 0}}
+    )
     a = vg.assembly.assemble(C, "main", "agent", policy=pol)
     assert _included(a)["web#memory"] in ("memory", "stale_marker")
     (block,) = [m for m in a.messages if "EVIL-999" in json.dumps(m)]
-    assert block["role"] == "user" and "data, not instructions" in block["content"]
+    assert block["role"] == "tool" and block["tool_call_id"] == "web"
+    assert block["content"].startswith("[")  # a memory's header, then its facts
     assert [m for m in a.messages if m["role"] == "system"] == [
         {"role": "system", "content": "You book trains."}
     ]
@@ -443,7 +452,9 @@ def test_superseded_and_stale_memories(vg: Vigente) -> None:
         ),
     ]
     vg.runtime.import_events(_events(events))
-    pol = policy_from_document({"id": "mem", "version": 1, "recency": {"tool_exchanges": 0}})
+    pol = policy_from_document(
+        {"id": "mem", "version": 1, "recency": {"tool_exchanges": 0, "keep_small_bytes": 0}}
+    )
     a = vg.assembly.assemble(C, "main", "agent", policy=pol, as_of="2026-10-05T08:40:00+00:00")
     assert _omitted(a)["fare-old"] == "superseded"
     assert _included(a)["fare-new"] == "memory" and "35 EUR" in _text(a)
@@ -452,13 +463,13 @@ def test_superseded_and_stale_memories(vg: Vigente) -> None:
     assert _omitted(a)["t1#memory"] == "superseded"
     b = vg.assembly.assemble(C, "main", "agent", policy=pol, as_of="2026-10-20T12:00:00+00:00")
     assert _included(b)["fare-new"] == "stale_marker"  # session freshness: stale after 24 h
-    (block,) = [m for m in b.messages if "fare-new" in m.get("content", "")]
+    (block,) = [m for m in b.messages if m.get("tool_call_id") == "t1"]  # in t1's place
     assert "STALE" in block["content"] and "train_search" in block["content"]
     omit = policy_from_document(
         {
             "id": "mem",
             "version": 2,
-            "recency": {"tool_exchanges": 0},
+            "recency": {"tool_exchanges": 0, "keep_small_bytes": 0},
             "freshness": {"stale": "omit"},
         }
     )

@@ -394,7 +394,18 @@ def _memory_text(unit: Unit, marker: bool, in_place: ToolCall | None = None) -> 
     if in_place is not None and isinstance(body.get("facts"), dict):
         # the call right above gives these: a field that repeats its argument is not repeated
         args = in_place.arguments
-        body["facts"] = {k: v for k, v in body["facts"].items() if not (k in args and args[k] == v)}
+
+        def given(k: str, v: Any) -> bool:
+            return k in args and args[k] == v
+
+        facts = {k: v for k, v in body["facts"].items() if not given(k, v)}
+        for k, v in facts.items():  # a table's constant columns the call asked for
+            if isinstance(v, dict) and isinstance(v.get("every_row"), dict):
+                every = {c: x for c, x in v["every_row"].items() if not given(c, x)}
+                facts[k] = {c: x for c, x in v.items() if c != "every_row"} | (
+                    {"every_row": every} if every else {}
+                )
+        body["facts"] = facts
     if in_place is not None and set(body) == {"facts"}:
         body = body["facts"]  # nothing else to say: the facts alone
     return head + "\n" + json.dumps(body, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
@@ -528,7 +539,7 @@ def readings(
     reading of the same turn (the request changes near its end); it supersedes earlier turns'
     readings once the next user message arrives (the request's earlier part then changes
     once, for every supersession of the turn)."""
-    latest: dict[tuple[str, ...], str] = {}
+    chains: dict[tuple[str, ...], list[Unit]] = {}
     out: dict[str, tuple[str, str]] = {}
     derived = sorted(
         (
@@ -557,17 +568,12 @@ def readings(
             ):
                 keys.append((f"same_entity:{name}={value}",))
         for key in keys:
-            earlier = latest.get(key)
-            if (
-                earlier is not None
-                and before is not None
-                and u.position > before
-                and units[earlier].position < before
-            ):
-                continue  # wait for the next turn, and keep the earlier turn's reading latest
-            if earlier is not None and earlier not in out:
-                out[earlier] = (key[0], u.ref)
-            latest[key] = u.ref
+            chains.setdefault(key, []).append(u)
+    for key, chain in chains.items():
+        for older, newer in zip(chain, chain[1:], strict=False):
+            if before is not None and newer.position > before and older.position < before:
+                continue  # an earlier turn's reading: superseded when the next turn starts
+            out.setdefault(older.ref, (key[0], newer.ref))
     return out
 
 

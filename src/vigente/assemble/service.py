@@ -36,6 +36,8 @@ from vigente.assemble.pipeline import (
     decide,
     fit_budget,
     order,
+    readings,
+    stand_ins,
 )
 from vigente.assemble.policy import Policy, default_policy, policy_from_document
 from vigente.assemble.serialize import FORMATS, serializer
@@ -207,8 +209,14 @@ class Assembler:
             since = horizon(self.store, conversation, chain, k, page)
             nodes = above.since(since)  # every record above the horizon, read once
             cands = rt.candidates(
-                conversation, branch, participant, known_at=k, run=run, since=since,
-                include=protected, read=nodes,
+                conversation,
+                branch,
+                participant,
+                known_at=k,
+                run=run,
+                since=since,
+                include=protected,
+                read=nodes,
             )
             graph_ms += _ms(t1)
             t1 = time.perf_counter()
@@ -227,26 +235,41 @@ class Assembler:
             decide(contract.decide_first(list(units.values()), ctx), ctx)
             units = self._read_contents(units, ctx, pol)
 
-            def cost(unit: Unit, d: Decision, ctx: Context = ctx,
-                     units: dict[str, Unit] = units, contract: Any = contract) -> int:
+            def cost(
+                unit: Unit,
+                d: Decision,
+                ctx: Context = ctx,
+                units: dict[str, Unit] = units,
+                contract: Any = contract,
+            ) -> int:
                 return count_message_tokens(
                     tok,
-                    chat.serialize(contract.render(unit, d, boundary)).messages,
+                    chat.serialize(
+                        contract.render(unit, d, boundary, _sole_exchange(unit, ctx, units))
+                    ).messages,
                 )
 
             decided = fit_budget(units, ctx, cost)
+            in_place = stand_ins(units, ctx)
             policy_ms += _ms(t1)
             if since == 0 or any(d.rule.startswith("budget.") for d in decided.values()):
                 break
             # read as many more as the room left asks for, at the cost per ref seen so far
             fixed = sum(d.tokens for d in decided.values() if d.included and d.as_ in PROTECTED)
             free = sum(d.tokens for d in decided.values() if d.included) - fixed
-            page = max(page + FIRST_PAGE,
-                       int(page * (boundary.budget - fixed) / max(free, 1) * 1.1))
+            page = max(
+                page + FIRST_PAGE, int(page * (boundary.budget - fixed) / max(free, 1) * 1.1)
+            )
         ranges = below(
-            self.store, conversation, since, chain, participant,
-            [r.record_id for r in self.store.runtime_records(conversation, kinds=["branch"],
-                                                              known_at=k)],
+            self.store,
+            conversation,
+            since,
+            chain,
+            participant,
+            [
+                r.record_id
+                for r in self.store.runtime_records(conversation, kinds=["branch"], known_at=k)
+            ],
             sorted(participants),
             [u.node for u in units.values()] + [a for u in units.values() for a in u.artifacts],
         )
@@ -257,7 +280,7 @@ class Assembler:
                 (units[r].position, b)
                 for r, d in decided.items()
                 if d.included
-                for b in contract.render(units[r], d, boundary)
+                for b in contract.render(units[r], d, boundary, in_place.get(r))
             ]
         )
         request = serializer(format).serialize(blocks)
@@ -474,22 +497,6 @@ class Assembler:
         exchanges = sorted(
             (u for u in units.values() if u.kind == "artifact"), key=lambda u: u.position
         )
-        limit = pol.get("recency", "tool_exchanges")
-        max_bytes = pol.get("recency", "max_result_bytes")
-        fine = [
-            u
-            for u in exchanges
-            if u.status == "succeeded"
-            and u.artifacts
-            and not any(a.retry_critical for a in u.artifacts)  # recovery keeps those
-            and u.artifacts[-1].result_ref.bytes <= max_bytes
-        ]
-        ctx.recent = frozenset(u.ref for u in (fine[-limit:] if limit else []))
-        users = [u for u in units.values() if u.kind == "message" and u.node.role == "user"]
-        ctx.latest_user = max(users, key=lambda u: u.position).ref if users else None
-        for kind, attr in (("skill_state", "latest_skill"), ("checkpoint", "latest_checkpoint")):
-            found = [u for u in units.values() if u.kind == kind]
-            setattr(ctx, attr, max(found, key=lambda u: u.position).ref if found else None)
         for u in exchanges:
             for a in u.artifacts:
                 ctx.exchange_of[a.id] = u.ref
@@ -498,6 +505,32 @@ class Assembler:
                 for s in u.node.sources:
                     call = ctx.exchange_of.get(s, s)
                     ctx.memories_of.setdefault(call, []).append(u.ref)
+        limit = pol.get("recency", "tool_exchanges")
+        max_bytes = pol.get("recency", "max_result_bytes")
+        at_once = pol.get("recency", "compact_lossless")
+        fine = [
+            u
+            for u in exchanges
+            if u.status == "succeeded"
+            and u.artifacts
+            and not any(a.retry_critical for a in u.artifacts)  # recovery keeps those
+            and u.artifacts[-1].result_ref.bytes <= max_bytes
+            and not (at_once and _lossless(u, ctx, units))
+        ]
+        users = [u for u in units.values() if u.kind == "message" and u.node.role == "user"]
+        latest_user = max(users, key=lambda u: u.position) if users else None
+        ctx.latest_user = latest_user.ref if latest_user is not None else None
+        if pol.get("recency", "scope") == "turn" and latest_user is not None:
+            fine = [u for u in fine if u.position > latest_user.position]
+        ctx.recent = frozenset(u.ref for u in (fine[-limit:] if limit else []))
+        when = pol.get("supersession", "newer_reading")
+        if when == "at_once" or (when == "next_turn" and latest_user is None):
+            ctx.newer = readings(units, ctx)
+        elif when == "next_turn" and latest_user is not None:
+            ctx.newer = readings(units, ctx, before=latest_user.position)
+        for kind, attr in (("skill_state", "latest_skill"), ("checkpoint", "latest_checkpoint")):
+            found = [u for u in units.values() if u.kind == kind]
+            setattr(ctx, attr, max(found, key=lambda u: u.position).ref if found else None)
         return ctx
 
     def _read_contents(self, units: dict[str, Unit], ctx: Context, pol: Policy) -> dict[str, Unit]:
@@ -582,10 +615,23 @@ class Assembler:
             chain = tuple(self.runtime.ancestry(conversation, record["branch"], known_at=k))
             for r in self.store.runtime_records(conversation, record_ids=[ref], known_at=k):
                 if r.kind in _KINDS and r.kind != "artifact" and r.seq < since:
-                    reason, rule = classify(r.branch_id, r.participant_id, r.visibility,
-                                            r.seq, chain, record["participant"], since)
-                    return {"ref": ref, "candidate": True, "reason": reason, "rule": rule,
-                            "kind": _KINDS[r.kind], "read": False}
+                    reason, rule = classify(
+                        r.branch_id,
+                        r.participant_id,
+                        r.visibility,
+                        r.seq,
+                        chain,
+                        record["participant"],
+                        since,
+                    )
+                    return {
+                        "ref": ref,
+                        "candidate": True,
+                        "reason": reason,
+                        "rule": rule,
+                        "kind": _KINDS[r.kind],
+                        "read": False,
+                    }
         homes = [kind for c, kind in self.store.runtime_record_homes(ref) if c == conversation]
         if not homes:
             base = ref.split("@")[0]
@@ -685,6 +731,34 @@ class Assembler:
             "snapshot": record["snapshot"],
             "differences": diff,
         }
+
+
+def _lossless(exchange: Unit, ctx: Context, units: dict[str, Unit]) -> bool:
+    """Does a memory derived from this exchange alone hold every value of its result (the
+    result re-encoded compactly: no limit note)? It can then stand in the result's place from
+    the start, and the request never has to change there later."""
+    for ref in ctx.memories_of.get(exchange.ref, []):
+        node = units[ref].node if ref in units else None
+        if (
+            isinstance(node, ToolMemory)
+            and node.extractor is not None
+            and node.facts
+            and not node.limit_notes
+            and {ctx.exchange_of.get(s, s) for s in node.sources} == {exchange.ref}
+        ):
+            return True
+    return False
+
+
+def _sole_exchange(unit: Unit, ctx: Context, units: dict[str, Unit]) -> Unit | None:
+    """The one tool exchange a tool memory was derived from, when it is a candidate (the
+    memory then goes in that result's place: see :func:`~vigente.assemble.pipeline.render`)."""
+    if unit.kind != "memory" or not isinstance(unit.node, ToolMemory):
+        return None
+    calls = {ctx.exchange_of.get(s, s) for s in unit.node.sources}
+    if len(calls) != 1:
+        return None
+    return units.get(next(iter(calls)))
 
 
 def _orphan_call(a: ToolArtifact) -> ToolCall:
