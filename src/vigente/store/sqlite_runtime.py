@@ -239,7 +239,9 @@ class SQLiteRuntime:
         if target_ids is not None:
             keys.append(("target_id", target_ids))
         if not keys:
-            sql = f"{SELECT_RECORDS} WHERE {' AND '.join(where)} ORDER BY seq"
+            # +seq: order after the seek; ordering by the (conversation_id, seq) index would
+            # walk the whole conversation to find a few kinds
+            sql = f"{SELECT_RECORDS} WHERE {' AND '.join(where)} ORDER BY +seq"
             return [_record(row) for row in self._runtime_select(sql, params)]
         found: dict[int, RuntimeRecord] = {}
         for column, values in keys:
