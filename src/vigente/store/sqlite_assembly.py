@@ -180,7 +180,7 @@ class SQLiteAssembly:
                 chunk = assembly_ids[first : first + 500]
                 marks = ", ".join("?" * len(chunk))  # placeholders only; the ids are bound
                 deleted += self._conn.execute(
-                    "DELETE FROM runtime_assemblies WHERE conversation_id = ? "  # noqa: S608
+                    "DELETE FROM runtime_assemblies WHERE conversation_id = ? "
                     f"AND assembly_id IN ({marks})",
                     (conversation_id, *chunk),
                 ).rowcount
