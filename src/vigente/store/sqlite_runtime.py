@@ -248,8 +248,11 @@ class SQLiteRuntime:
             values = list(dict.fromkeys(values))
             for start in range(0, len(values), 400):
                 chunk = values[start:start + 400]
-                sql = (f"{SELECT_RECORDS} WHERE {' AND '.join(where)} "
-                       f"AND {column} IN {_in(len(chunk))}")
+                # by id: the record_id index (+: not a walk of the conversation by seq)
+                clause = " AND ".join(where)
+                if column == "record_id":
+                    clause = "+" + clause
+                sql = f"{SELECT_RECORDS} WHERE {clause} AND {column} IN {_in(len(chunk))}"
                 for row in self._runtime_select(sql, params + chunk):
                     found[row[0]] = _record(row)
         return [found[seq] for seq in sorted(found)]
@@ -313,8 +316,10 @@ class SQLiteRuntime:
     def runtime_flagged(self, conversation_id: str, flag: str, known_at: Instant, *,
                         branch_id: str | None = None, upto: int | None = None,
                         limit: int | None = None) -> list[RuntimeRecord]:
-        sql = SELECT_FLAGGED + (" AND i.branch_id = :b AND i.seq <= :upto" if branch_id is not
-                                None else "") + " ORDER BY i.seq DESC LIMIT :n"
+        # (+i.seq without a branch: seek the flag, then sort; not a walk of the conversation)
+        sql = SELECT_FLAGGED + (" AND i.branch_id = :b AND i.seq <= :upto ORDER BY i.seq DESC"
+                                if branch_id is not None else " ORDER BY +i.seq DESC")
+        sql += " LIMIT :n"
         params = {"c": conversation_id, "f": flag, "k": known_at.micros, "b": branch_id,
                   "upto": (1 << 62) if upto is None else upto, "n": -1 if limit is None else limit}
         return [_record(r) for r in self._runtime_select(sql, params)]
