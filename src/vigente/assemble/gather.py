@@ -257,7 +257,7 @@ def below(
         bounds += [(group_key(b, p, v), after), (group_key(b, p, v), before)]
     ranks = store.runtime_group_counts(conversation, bounds)
     # records below the horizon that were read anyway (protected state, calls of results read)
-    taken: dict[tuple[str, str, str], list[int]] = {}
+    taken: dict[tuple[str, str, str], set[int]] = {}
     for n in read:
         if n.KIND in _REF_KINDS and n.seq < since:
             key = (
@@ -265,7 +265,7 @@ def below(
                 getattr(n, "participant_id", None) or "",
                 getattr(n, "visibility", None) or "",
             )
-            taken.setdefault(key, []).append(n.seq)
+            taken.setdefault(key, set()).add(n.seq)
     out: list[Range] = []
     for i, (b, p, v, after, before) in enumerate(cuts):
         count = ranks[2 * i + 1] - ranks[2 * i]

@@ -221,6 +221,7 @@ class Assembler:
             graph_ms += _ms(t1)
             t1 = time.perf_counter()
             units, trace_extra, order_key = self._units(cands, nodes, boundary)
+            gathered = [*(u.node for u in units.values()), *(n for n, _ in cands.hidden)]
             contract = contract_for(boundary, graph, units, pol)  # the mode's (seed 4.13)
             units, out_of_mode = contract.scope(units)
             trace_extra += out_of_mode
@@ -271,7 +272,7 @@ class Assembler:
                 for r in self.store.runtime_records(conversation, kinds=["branch"], known_at=k)
             ],
             sorted(participants),
-            [u.node for u in units.values()] + [a for u in units.values() for a in u.artifacts],
+            gathered,  # read one by one (decided in the trace), not counted again
         )
         # 3. serialize ------------------------------------------------------------------
         t2 = time.perf_counter()
