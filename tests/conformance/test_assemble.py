@@ -489,7 +489,10 @@ def test_rehydration_brings_back_the_exact_artifact_within_its_byte_budget(vg: V
     assert _pairs_ok(b.messages)
     tight = policy_from_document({"id": "bytes", "version": 1, "rehydration": {"max_bytes": 10}})
     c = vg.assembly.assemble(C, "main", "agent", rehydrate=["q0"], policy=tight)
-    assert _included(c)["q0"] == "reference"
+    # over the byte budget its memory goes instead (it had been held back for the raw result)
+    assert _omitted(c)["q0"] == "compacted"
+    assert _included(c)["q0#memory"] in ("memory", "stale_marker")
+    assert "FR-9000" in _text(c) and "changeable changeable" not in _text(c)
     with pytest.raises(InvalidInput, match="no tool exchange"):
         vg.assembly.assemble(C, "main", "agent", rehydrate=["nope"])
 

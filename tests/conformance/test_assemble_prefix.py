@@ -237,3 +237,66 @@ def test_a_model_turn_is_one_assistant_message_with_its_parallel_calls(vg: Vigen
     assert kinds[1] == ["text", "tool_use", "tool_use"]
     assert kinds[2] == ["tool_result", "tool_result"]  # every tool_use answered next
     assert anthropic[1]["content"][1]["input"] == {"reservation_id": "A1"}
+
+
+def test_an_audit_only_result_is_not_an_unresolved_call(vg: Vigente) -> None:
+    s = Session(vg)
+    s.user("m1", "Check the ledger.")
+    s.apply(
+        dict(event="run", id="r1", branch="main", participant="agent", mode="chat"),
+        dict(event="tool_call", id="t1", run="r1", name="ledger", arguments={}),
+        dict(
+            event="tool_result",
+            call="t1",
+            status="succeeded",
+            visibility="audit",
+            content={"balance": "AUDIT-ONLY-42"},
+        ),
+    )
+    a = s.request()
+    assert _decision(a, "t1")["reason"] == "audit_only"
+    assert "unresolved" not in json.dumps(a.messages) and "AUDIT-ONLY-42" not in json.dumps(
+        a.messages
+    )
+
+
+def test_rehydration_over_its_byte_budget_sends_the_memory_instead(vg: Vigente) -> None:
+    from vigente.assemble import policy_from_document
+
+    s = Session(vg)
+    s.user("m1", "Show the reservation.")
+    s.call(
+        "r1",
+        "t1",
+        "get_reservation_details",
+        {"reservation_id": "ZFA04Y"},
+        reservation("ZFA04Y", "economy"),
+    )
+    tight = policy_from_document({"id": "tight", "version": 1, "rehydration": {"max_bytes": 10}})
+    a = vg.assembly.assemble(C, "main", "agent", rehydrate=["t1"], policy=tight, persist=False)
+    assert _decision(a, "t1")["reason"] == "compacted"
+    assert _decision(a, "t1#memory")["as"] == "memory"
+    tool = next(m for m in a.messages if m.get("tool_call_id") == "t1")
+    assert "certificate_7504069" in tool["content"]  # its values still reach the model
+
+
+def test_a_failure_the_same_call_later_got_past_is_no_longer_recovery_state(
+    vg: Vigente,
+) -> None:
+    s = Session(vg)
+    s.user("m1", "Pay.")
+    s.apply(
+        dict(event="run", id="r1", branch="main", participant="agent", mode="chat"),
+        dict(event="tool_call", id="p1", run="r1", name="pay", arguments={"card": "x-1"}),
+        dict(event="tool_result", call="p1", status="failed", content={"error": "timeout"}),
+    )
+    assert _decision(s.request(), "p1")["as"] == "recovery"
+    s.apply(
+        dict(event="run", id="r2", branch="main", participant="agent", mode="chat"),
+        dict(event="tool_call", id="p2", run="r2", name="pay", arguments={"card": "x-1"}),
+        dict(event="tool_result", call="p2", status="succeeded", content={"paid": True}),
+    )
+    after = s.request()
+    assert _decision(after, "p1")["reason"] == "superseded"
+    assert _decision(after, "p1")["rule"] == "recovery.resolved_by_retry:p2"
+    assert _decision(after, "p2")["as"] == "tool_exchange"

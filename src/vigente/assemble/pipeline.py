@@ -34,6 +34,7 @@ __all__ = [
     "fit_budget",
     "readings",
     "render",
+    "retries",
     "stand_ins",
 ]
 
@@ -112,6 +113,7 @@ class Context:
     memories_of: dict[str, list[str]] = field(default_factory=dict)  # call id -> memory ids
     decided: dict[str, Decision] = field(default_factory=dict)
     newer: dict[str, tuple[str, str]] = field(default_factory=dict)  # memory -> (why, newer)
+    retried: dict[str, str] = field(default_factory=dict)  # failed call -> its successful retry
     protected: frozenset[str] = frozenset()  # refs the runtime mode keeps whatever the budget
 
     def privacy(self, unit: Unit) -> str:
@@ -166,6 +168,9 @@ def rehydrate_rule(unit: Unit, ctx: Context) -> Decision | None:
 def recovery_rule(unit: Unit, ctx: Context) -> Decision | None:
     if unit.kind != "artifact":
         return None
+    if unit.ref in ctx.retried:
+        # a failure the same call (tool and arguments) later got past: nothing to recover
+        return _no(unit, f"recovery.resolved_by_retry:{ctx.retried[unit.ref]}", "superseded")
     protect = ctx.policy.get("recovery", "protect")
     critical = ctx.policy.get("recovery", "protect_retry_critical") and any(
         a.retry_critical for a in unit.artifacts
@@ -574,6 +579,23 @@ def readings(
             if before is not None and newer.position > before and older.position < before:
                 continue  # an earlier turn's reading: superseded when the next turn starts
             out.setdefault(older.ref, (key[0], newer.ref))
+    return out
+
+
+def retries(units: dict[str, Unit]) -> dict[str, str]:
+    """Failed call ref -> the later successful call of the same tool with the same arguments."""
+    out: dict[str, str] = {}
+    failed: dict[tuple[str, str], list[str]] = {}
+    for u in sorted(
+        (u for u in units.values() if u.kind == "artifact"), key=lambda u: (u.position, u.ref)
+    ):
+        args = {k: v for k, v in u.node.arguments.items() if k != "__raw__"}
+        key = (u.node.name, json.dumps(args, sort_keys=True, ensure_ascii=False))
+        if u.status == "failed":
+            failed.setdefault(key, []).append(u.ref)
+        elif u.status == "succeeded":
+            for ref in failed.pop(key, []):
+                out[ref] = u.ref
     return out
 
 

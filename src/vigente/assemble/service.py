@@ -37,6 +37,7 @@ from vigente.assemble.pipeline import (
     fit_budget,
     order,
     readings,
+    retries,
     stand_ins,
 )
 from vigente.assemble.policy import Policy, default_policy, policy_from_document
@@ -420,8 +421,11 @@ class Assembler:
                 )
             elif isinstance(n, SkillState | ContinuationCheckpoint):
                 units[n.id] = Unit(n.id, n.KIND, n.seq, n, c.reach)
+        hidden_results = {n.target_id for n, _ in cands.hidden if n.KIND == "artifact"}
         for cid, (call, c) in calls.items():
             found = tuple(sorted(artifacts.pop(cid, []), key=lambda a: a.seq))
+            if not found and cid in hidden_results:
+                continue  # its result is kept from the model (audit only): decided below
             status = found[-1].status if found else "pending"
             units[cid] = Unit(cid, "artifact", call.seq, call, c.reach, found, status)
         # artifacts whose call is not a candidate (an artifact shared alone): a reference
@@ -506,6 +510,7 @@ class Assembler:
                 for s in u.node.sources:
                     call = ctx.exchange_of.get(s, s)
                     ctx.memories_of.setdefault(call, []).append(u.ref)
+        ctx.retried = retries(units)
         limit = pol.get("recency", "tool_exchanges")
         max_bytes = pol.get("recency", "max_result_bytes")
         at_once = pol.get("recency", "compact_lossless")
@@ -551,11 +556,28 @@ class Assembler:
             a = u.artifacts[-1]
             if d.as_ == "raw":
                 if a.result_ref.bytes > left:
+                    # over the byte budget: its memory, held back as "source included", goes
+                    # instead (in the result's place); with none, a reference
+                    memories = [
+                        m
+                        for m in ctx.memories_of.get(ref, [])
+                        if ctx.decided.get(m) is not None and ctx.decided[m].as_ == "tool_exchange"
+                    ]
+                    for m in memories:
+                        mu = units[m]
+                        ctx.decided[m] = Decision(
+                            m,
+                            mu.kind,
+                            f"rehydration.byte_budget:{left}.memory_instead",
+                            as_="stale_marker" if mu.stale else "memory",
+                            position=mu.position,
+                        )
                     ctx.decided[ref] = Decision(
                         ref,
                         u.kind,
                         f"rehydration.byte_budget:{left}",
-                        as_="reference",
+                        as_=None if memories else "reference",
+                        reason="compacted" if memories else None,
                         position=u.position,
                     )
                     continue
