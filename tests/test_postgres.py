@@ -180,7 +180,7 @@ def test_the_documented_grants_are_enough_and_keep_the_store_append_only(
         for line in DEPLOYMENT.read_text().splitlines()
         if line.startswith("GRANT ") and "retrieval_vectors" not in line
     ]
-    assert len(grants) == 4
+    assert len(grants) == 5
     app = psycopg.conninfo.conninfo_to_dict(roles["app"])["user"]
     with psycopg.connect(roles["owner"], autocommit=True) as owner:
         for grant in grants:
@@ -194,6 +194,13 @@ def test_the_documented_grants_are_enough_and_keep_the_store_append_only(
         vg.retrieval.index(embed=False)
         vg.retrieval.index(embed=False, rechunk=True)  # the index is derived: it may be rebuilt
         vg.runtime.open_conversation("c", "acct", at="2026-01-01")  # appended (first grant)
+        vg.runtime.add_participant("c", "p", model="m")
+        vg.runtime.fork_branch("c", "main")
+        vg.runtime.start_run("c", "r", branch="main", participant="p")
+        vg.runtime.record_tool_call("c", "t", run="r", name="lookup", arguments={})
+        vg.assembly.assemble("c", "main", "p")  # fills the read caches (the last grant)
+        vg.runtime.record_tool_result("c", "t", status="succeeded", content={"ok": 1})
+        vg.assembly.assemble("c", "main", "p")  # the call's index row is marked resolved
         purged = vg.runtime.purge_account("acct")
         assert purged.conversations == ("c",) and purged.compaction is not None
         assert "owner" in purged.compaction  # VACUUM FULL is the owner's
