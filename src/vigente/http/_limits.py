@@ -24,6 +24,8 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 _NO_BODY = frozenset({"GET", "HEAD", "OPTIONS"})
+# a refused body up to this size is read and dropped before the 413 goes out
+DRAIN_BYTES = 1 << 20
 
 
 class BodySizeLimit:
@@ -53,6 +55,8 @@ class BodySizeLimit:
                 )
                 return
             if size > self.max_bytes:
+                if size <= DRAIN_BYTES:
+                    await _drain(receive, 0)
                 await self._too_large(send)
                 return
         chunks: list[bytes] = []
@@ -64,6 +68,8 @@ class BodySizeLimit:
             chunk = message.get("body", b"")
             total += len(chunk)
             if total > self.max_bytes:
+                if message.get("more_body", False):
+                    await _drain(receive, total)
                 await self._too_large(send)
                 return
             chunks.append(chunk)
@@ -89,6 +95,19 @@ class BodySizeLimit:
             f"the request body is larger than {self.max_bytes} bytes: send smaller batches (or "
             "start the server with a larger --max-body-bytes)",
         )
+
+
+async def _drain(receive: Receive, read: int) -> None:
+    """Read and drop the rest of a refused body, up to ``DRAIN_BYTES`` in all: a client still
+    sending then gets the 413 instead of a reset connection (beyond that, the server answers
+    at once and the connection may be reset)."""
+    while read <= DRAIN_BYTES:
+        message = await receive()
+        if message["type"] != "http.request":
+            return
+        read += len(message.get("body", b""))
+        if not message.get("more_body", False):
+            return
 
 
 async def _send_error(send: Send, status: int, code: str, message: str) -> None:
