@@ -116,6 +116,11 @@ class Context:
     retried: dict[str, str] = field(default_factory=dict)  # failed call -> its successful retry
     protected: frozenset[str] = frozenset()  # refs the runtime mode keeps whatever the budget
 
+    def sole_call(self, memory: ToolMemory) -> str | None:
+        """The one tool exchange (call id) a tool memory was derived from, if there is one."""
+        calls = {self.exchange_of.get(s, s) for s in memory.sources}
+        return next(iter(calls)) if len(calls) == 1 else None
+
     def privacy(self, unit: Unit) -> str:
         if unit.artifacts:
             return unit.artifacts[-1].privacy
@@ -616,7 +621,7 @@ def stand_ins(units: dict[str, Unit], ctx: Context) -> dict[str, Unit]:
                 d is not None
                 and d.as_ in ("memory", "stale_marker")
                 and isinstance(node, ToolMemory)
-                and len({ctx.exchange_of.get(s, s) for s in node.sources}) == 1
+                and ctx.sole_call(node) is not None
                 and call not in taken
             ):
                 out[m] = units[call]

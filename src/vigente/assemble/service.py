@@ -767,7 +767,7 @@ def _lossless(exchange: Unit, ctx: Context, units: dict[str, Unit]) -> bool:
             and node.extractor is not None
             and node.facts
             and not node.limit_notes
-            and {ctx.exchange_of.get(s, s) for s in node.sources} == {exchange.ref}
+            and ctx.sole_call(node) == exchange.ref
         ):
             return True
     return False
@@ -778,10 +778,8 @@ def _sole_exchange(unit: Unit, ctx: Context, units: dict[str, Unit]) -> Unit | N
     memory then goes in that result's place: see :func:`~vigente.assemble.pipeline.render`)."""
     if unit.kind != "memory" or not isinstance(unit.node, ToolMemory):
         return None
-    calls = {ctx.exchange_of.get(s, s) for s in unit.node.sources}
-    if len(calls) != 1:
-        return None
-    return units.get(next(iter(calls)))
+    call = ctx.sole_call(unit.node)
+    return units.get(call) if call is not None else None
 
 
 def _orphan_call(a: ToolArtifact) -> ToolCall:

@@ -29,7 +29,7 @@ from vigente.assemble.policy import Policy, load_policy
 from vigente.bench._scenarios import DEFAULT_SCENARIOS, render_scenarios, run_scenarios
 from vigente.runtime.openai import transcript_events
 
-__all__ = ["BENCHMARK", "ContextBenchmark"]
+__all__ = ["BENCHMARK", "ContextBenchmark", "action_points", "required_facts"]
 
 DEFAULT_TAU = (
     Path(__file__).resolve().parents[3].parent
@@ -51,6 +51,34 @@ def _values(obj: Any) -> list[str]:
     if isinstance(obj, int | float):
         return [str(obj)]
     return [obj] if isinstance(obj, str) and len(obj) >= 3 else []
+
+
+def action_points(
+    traj: list[dict[str, Any]], actions: list[dict[str, Any]]
+) -> dict[int, list[dict[str, Any]]]:
+    """Transcript index -> the task actions that the agent's own call there carries out: for
+    each action, the first assistant message not taken yet that calls that tool."""
+    wanted: dict[int, list[dict[str, Any]]] = {}
+    used: set[int] = set()
+    for action in actions:
+        for i, m in enumerate(traj):
+            if i in used or m.get("role") != "assistant":
+                continue
+            if any(
+                (c.get("function") or {}).get("name") == action["name"]
+                for c in m.get("tool_calls") or []
+            ):
+                wanted.setdefault(i, []).append(action)
+                used.add(i)
+                break
+    return wanted
+
+
+def required_facts(before: list[dict[str, Any]], actions: list[dict[str, Any]]) -> set[str]:
+    """The actions' argument values (strings of 3+ characters, numbers) that appeared earlier
+    in the session outside the system prompt."""
+    earlier = json.dumps([x for x in before if x.get("role") != "system"], ensure_ascii=False)
+    return {v for action in actions for v in _values(action.get("kwargs", {})) if v in earlier}
 
 
 def _prefix(a: list[int], b: list[int]) -> int:
@@ -133,19 +161,7 @@ def run_tau(
     for s, session in enumerate(sessions):
         traj = [_clean(m) for m in session["traj"]]
         actions = list(session["info"]["task"].get("actions") or [])
-        wanted: dict[int, list[dict[str, Any]]] = {}
-        used: set[int] = set()
-        for action in actions:
-            for i, m in enumerate(traj):
-                if i in used or m.get("role") != "assistant":
-                    continue
-                if any(
-                    (c.get("function") or {}).get("name") == action["name"]
-                    for c in m.get("tool_calls") or []
-                ):
-                    wanted.setdefault(i, []).append(action)
-                    used.add(i)
-                    break
+        wanted = action_points(traj, actions)
         previous: dict[str, list[int]] = {}
         for i, m in enumerate(traj):
             if m.get("role") != "assistant" or i == 0:
@@ -160,9 +176,7 @@ def run_tau(
                 vg.runtime.import_events(
                     [json.dumps({k: v for k, v in e.items() if k != "_message"}) for e in events]
                 )
-                a = vg.assembly.assemble(
-                    "tau", "main", "assistant", policy=policy, persist=False
-                )
+                a = vg.assembly.assemble("tau", "main", "assistant", policy=policy, persist=False)
             requests["vigente"] = a.messages
             for name in ("replay", "masking", "vigente"):
                 ids = tok.encode(json.dumps(requests[name], ensure_ascii=False))
@@ -172,15 +186,7 @@ def run_tau(
                 previous[name] = ids
             if i in wanted:
                 requests["trim"] = base.trim(before, count(a.messages))
-                earlier = json.dumps(
-                    [x for x in before if x.get("role") != "system"], ensure_ascii=False
-                )
-                need = {
-                    v
-                    for action in wanted[i]
-                    for v in _values(action.get("kwargs", {}))
-                    if v in earlier
-                }
+                need = required_facts(before, wanted[i])
                 if need:
                     points += 1
                     required += len(need)

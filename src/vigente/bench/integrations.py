@@ -27,32 +27,19 @@ from rich.table import Table
 
 from vigente.api import Vigente
 from vigente.assemble import count_message_tokens, tiktoken_tokenizer
-from vigente.bench.context import DEFAULT_TAU, _clean, _lc_ready, _values
+from vigente.bench.context import (
+    DEFAULT_TAU,
+    _clean,
+    _lc_ready,
+    action_points,
+    required_facts,
+)
 from vigente.runtime.openai import transcript_events
 
 __all__ = ["BENCHMARK", "IntegrationsBenchmark"]
 
 METHODS = ("assembler", "middleware")
 TARGET_MS = 5.0
-
-
-def _action_points(
-    traj: list[dict[str, Any]], actions: list[dict[str, Any]]
-) -> dict[int, list[dict[str, Any]]]:
-    """The assistant message at which the agent calls each action (the context benchmark's
-    rule: the first not yet matched assistant message calling a tool of that name)."""
-    wanted: dict[int, list[dict[str, Any]]] = {}
-    used: set[int] = set()
-    for action in actions:
-        for i, m in enumerate(traj):
-            if i in used or m.get("role") != "assistant":
-                continue
-            names = [(c.get("function") or {}).get("name") for c in m.get("tool_calls") or []]
-            if action["name"] in names:
-                wanted.setdefault(i, []).append(action)
-                used.add(i)
-                break
-    return wanted
 
 
 class _Transcript:
@@ -111,7 +98,7 @@ def run_integrations(path: Path, limit: int | None, log: Console) -> dict[str, A
     calls = 0
     for s, session in enumerate(sessions):
         traj = [_clean(m) for m in session["traj"]]
-        wanted = _action_points(traj, list(session["info"]["task"].get("actions") or []))
+        wanted = action_points(traj, list(session["info"]["task"].get("actions") or []))
         state = [
             m.model_copy(update={"id": f"m{n}"})
             for n, m in enumerate(convert_to_messages(_lc_ready(traj)))
@@ -159,15 +146,7 @@ def run_integrations(path: Path, limit: int | None, log: Console) -> dict[str, A
                 mine = live.assembly.explain(answer.response_metadata["vigente_assembly_id"])
                 same_selection += int(_selection(mine) == _selection(a.record))
                 if i in wanted:
-                    earlier = json.dumps(
-                        [x for x in before if x.get("role") != "system"], ensure_ascii=False
-                    )
-                    need = {
-                        v
-                        for action in wanted[i]
-                        for v in _values(action.get("kwargs", {}))
-                        if v in earlier
-                    }
+                    need = required_facts(before, wanted[i])
                     if need:
                         points += 1
                         required += len(need)

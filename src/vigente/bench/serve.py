@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import datetime as dt
 import os
 import random
@@ -95,11 +96,9 @@ class _Server:
         while True:
             if self._proc.poll() is not None:
                 raise RuntimeError(f"vigente serve exited: {self.log()[-2000:]}")
-            try:
+            with contextlib.suppress(httpx.HTTPError):  # not listening yet: wait and ask again
                 if httpx.get(f"{self.url}/v1/health", timeout=2).status_code == 200:
                     return
-            except httpx.HTTPError:
-                pass
             if time.monotonic() > deadline:
                 self.stop()
                 raise RuntimeError(f"vigente serve did not start: {self.log()[-2000:]}")
