@@ -161,7 +161,12 @@ def apply_event(rt: Runtime, event: dict[str, Any], at: Instant) -> None:
     """Apply one event (already carrying its ``at``) inside the caller's transaction."""
     kind = event.get("event")
     if kind not in EVENTS:
-        raise InvalidInput(f"unknown event {kind!r}: use one of {', '.join(EVENTS)}")
+        hint = (
+            " (`expect` lines are a scenario's checks: run the file with `vigente scenario run`)"
+            if kind == "expect"
+            else ""
+        )
+        raise InvalidInput(f"unknown event {kind!r}: use one of {', '.join(EVENTS)}{hint}")
     if kind != "conversation" and not isinstance(event.get("conversation"), str):
         raise InvalidInput(f'a "{kind}" event needs "conversation" (the conversation id)')
     EVENTS[kind](rt, event, at)
