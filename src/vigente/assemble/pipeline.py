@@ -8,6 +8,7 @@ raw contents after the privacy checks) and persists the record.
 
 from __future__ import annotations
 
+import heapq
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -644,31 +645,53 @@ def fit_budget(
     """Drop or compact until the request fits ``boundary.budget``. Protected decisions
     (instructions, recovery state, skill state, the checkpoint, asked-for raw evidence) and
     the latest user message never go; a tool exchange goes whole (call and result), first
-    compacted into its memory when it has one, and only then dropped."""
+    compacted into its memory when it has one, and only then dropped.
+
+    The oldest droppable decision goes first (graph position, then the decisions' order);
+    the total is kept as it changes and the droppable ones in a heap, so each step costs
+    a logarithm, not a sort of every decision."""
     decided = ctx.decided
     for ref, d in decided.items():
         if d.included:
             decided[ref] = replace(d, tokens=cost(units[ref], d))
     budget = ctx.boundary.budget
+    rank = {ref: i for i, ref in enumerate(decided)}  # ties on position: the decisions' order
+    calls_of: dict[str, list[str]] = {}  # memory -> the exchanges compacted into it
+    for call, memories in ctx.memories_of.items():
+        for m in memories:
+            calls_of.setdefault(m, []).append(call)
 
-    def total() -> int:
-        return sum(d.tokens for d in decided.values() if d.included)
-
-    while total() > budget:
-        droppable = sorted(
-            (d for d in decided.values() if d.included and d.as_ not in PROTECTED),
-            key=lambda d: d.position,
-        )
-        droppable = [
-            d
-            for d in droppable
-            if d.ref != ctx.latest_user
+    def droppable(d: Decision) -> bool:
+        return (
+            d.included
+            and d.as_ not in PROTECTED
+            and d.ref != ctx.latest_user
             and d.ref not in ctx.protected
             and not (d.kind == "memory" and d.as_ == "tool_exchange")
-        ]
-        if not droppable:
+        )
+
+    heap = [(d.position, rank[d.ref], d.ref) for d in decided.values() if droppable(d)]
+    heapq.heapify(heap)
+    total = sum(d.tokens for d in decided.values() if d.included)
+
+    def put(ref: str, d: Decision) -> None:
+        nonlocal total
+        old = decided[ref]
+        total += (d.tokens if d.included else 0) - (old.tokens if old.included else 0)
+        decided[ref] = d
+        if droppable(d):
+            heapq.heappush(heap, (d.position, rank[ref], ref))
+
+    while total > budget:
+        victim: Decision | None = None
+        while heap:
+            position, _, ref = heapq.heappop(heap)
+            d = decided[ref]
+            if droppable(d) and d.position == position:
+                victim = d
+                break
+        if victim is None:
             break
-        victim = droppable[0]
         if victim.kind == "artifact" and victim.as_ == "tool_exchange":
             memories = [
                 m
@@ -676,45 +699,54 @@ def fit_budget(
                 if decided.get(m) is not None and decided[m].as_ == "tool_exchange"
             ]
             if memories:
-                decided[victim.ref] = _no(units[victim.ref], "budget.compacted", "compacted")
+                put(victim.ref, _no(units[victim.ref], "budget.compacted", "compacted"))
                 for m in memories:
                     unit = units[m]
                     d = _yes(
                         unit, "budget.memory_instead", "stale_marker" if unit.stale else "memory"
                     )
-                    decided[m] = replace(d, tokens=cost(unit, d))
+                    put(m, replace(d, tokens=cost(unit, d)))
                 continue
-        decided[victim.ref] = Decision(
+        put(
             victim.ref,
-            victim.kind,
-            f"budget.{budget}_tokens",
-            reason="budget",
-            position=victim.position,
+            Decision(
+                victim.ref,
+                victim.kind,
+                f"budget.{budget}_tokens",
+                reason="budget",
+                position=victim.position,
+            ),
         )
         if victim.kind == "memory":
             # an exchange compacted into this memory reaches the model no more: budget too
-            for call, memories in ctx.memories_of.items():
+            for call in calls_of.get(victim.ref, []):
+                memories = ctx.memories_of[call]
                 prev = decided.get(call)
                 if (
-                    victim.ref in memories
-                    and prev is not None
+                    prev is not None
                     and prev.reason == "compacted"
                     and not any(decided[m].included for m in memories if m in decided)
                 ):
-                    decided[call] = Decision(
+                    put(
                         call,
-                        prev.kind,
-                        f"budget.{budget}_tokens",
-                        reason="budget",
-                        position=prev.position,
+                        Decision(
+                            call,
+                            prev.kind,
+                            f"budget.{budget}_tokens",
+                            reason="budget",
+                            position=prev.position,
+                        ),
                     )
         for m in ctx.memories_of.get(victim.ref, []):
             if decided.get(m) is not None and decided[m].as_ == "tool_exchange":
-                decided[m] = Decision(
+                put(
                     m,
-                    "memory",
-                    f"budget.{budget}_tokens",
-                    reason="budget",
-                    position=units[m].position,
+                    Decision(
+                        m,
+                        "memory",
+                        f"budget.{budget}_tokens",
+                        reason="budget",
+                        position=units[m].position,
+                    ),
                 )
     return decided

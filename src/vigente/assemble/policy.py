@@ -7,10 +7,11 @@ document there, so ``explain --rebuild`` works even when the file is gone.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -60,14 +61,21 @@ class Policy:
     version: int
     hash: str
     document_json: str
+    # the document parsed once: the rules read it for every candidate
+    _parsed: dict[str, Any] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_parsed", json.loads(self.document_json))
 
     @property
     def document(self) -> dict[str, Any]:
+        """A fresh copy of the document (the caller may change it)."""
         doc: dict[str, Any] = json.loads(self.document_json)
         return doc
 
     def get(self, section: str, key: str) -> Any:
-        return self.document[section][key]
+        """One setting, as read from the document (shared: do not change it)."""
+        return self._parsed[section][key]
 
     # the rules read these often: small accessors
     @property
@@ -175,7 +183,9 @@ def policy_from_document(doc: dict[str, Any], where: str = "document") -> Policy
     return Policy(merged["id"], merged["version"], hashlib.sha256(text.encode()).hexdigest(), text)
 
 
+@functools.lru_cache(maxsize=1)
 def default_policy() -> Policy:
+    """The seed's defaults (immutable: built once)."""
     return policy_from_document({}, "default")
 
 

@@ -42,7 +42,12 @@ from vigente.assemble.pipeline import (
 )
 from vigente.assemble.policy import Policy, default_policy, policy_from_document
 from vigente.assemble.serialize import FORMATS, serializer
-from vigente.assemble.tokens import Tokenizer, count_message_tokens, tiktoken_tokenizer
+from vigente.assemble.tokens import (
+    RememberingTokenizer,
+    Tokenizer,
+    count_message_tokens,
+    tiktoken_tokenizer,
+)
 from vigente.errors import InvalidInput
 from vigente.runtime.records import (
     MODES,
@@ -119,11 +124,24 @@ class Assembler:
         self.runtime = runtime
         self.store = runtime.store
         self._tokenizer = tokenizer
+        # per encoding, the counts kept between assemblies
+        self._remembering: dict[str, RememberingTokenizer] = {}
 
     def tokenizer(self, encoding: str) -> Tokenizer:
         if self._tokenizer is not None:
             return self._tokenizer
         return tiktoken_tokenizer(encoding)
+
+    def _counter(self, encoding: str) -> CountCache:
+        """The encoding's tokenizer, remembering the counts of the texts this assembler has
+        counted before (consecutive assemblies of a conversation render mostly the same
+        units)."""
+        found = self._remembering.get(encoding)
+        if found is None:
+            found = self._remembering.setdefault(
+                encoding, RememberingTokenizer(self.tokenizer(encoding))
+            )
+        return CountCache(found)
 
     # -- assemble --------------------------------------------------------------------------
     def assemble(
@@ -201,7 +219,7 @@ class Assembler:
         # the budget drops the oldest first); what lies below it is counted, not read.
         protected = [*protected_ids(self.store, conversation, chain, k), *boundary.rehydrate]
         above = Horizon(self.store, conversation, k)
-        tok = CountCache(self.tokenizer(pol.encoding))
+        tok = self._counter(pol.encoding)
         chat = serializer("openai-chat")
         page = FIRST_PAGE
         graph_ms = policy_ms = 0.0

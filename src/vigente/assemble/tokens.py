@@ -13,6 +13,7 @@ import hashlib
 import os
 import tempfile
 import threading
+from collections.abc import Callable
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -20,7 +21,13 @@ from typing import Any, Protocol
 
 from vigente.errors import InvalidInput
 
-__all__ = ["Tokenizer", "TiktokenTokenizer", "count_message_tokens", "tiktoken_tokenizer"]
+__all__ = [
+    "RememberingTokenizer",
+    "Tokenizer",
+    "TiktokenTokenizer",
+    "count_message_tokens",
+    "tiktoken_tokenizer",
+]
 
 _URLS = {
     "o200k_base": "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
@@ -52,6 +59,34 @@ class TiktokenTokenizer:
 
     def count(self, text: str) -> int:
         return len(self.encode(text))
+
+
+class RememberingTokenizer:
+    """A tokenizer that remembers how many tokens the texts it counted have, between
+    assemblies (the next request of a conversation renders mostly the same units again). A
+    count is a pure function of the text; the memory is keyed by a digest of the text, so
+    it holds no content, and forgets the oldest counts past ``max_entries``."""
+
+    def __init__(self, tokenizer: Tokenizer, max_entries: int = 200_000) -> None:
+        self._tokenizer = tokenizer
+        self.name = tokenizer.name
+        self._counts: dict[bytes, int] = {}
+        self._max_entries = max_entries
+        self._lock = threading.Lock()
+
+    def encode(self, text: str) -> list[int]:
+        return self._tokenizer.encode(text)
+
+    def count(self, text: str) -> int:
+        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        found = self._counts.get(key)
+        if found is None:
+            found = self._tokenizer.count(text)
+            with self._lock:
+                self._counts[key] = found
+                while len(self._counts) > self._max_entries:
+                    del self._counts[next(iter(self._counts))]
+        return found
 
 
 def _cache_dir() -> Path:
@@ -87,19 +122,27 @@ def tiktoken_tokenizer(name: str = "o200k_base") -> TiktokenTokenizer:
         return TiktokenTokenizer(tiktoken.get_encoding(name), name)
 
 
-def _strings(value: Any) -> list[str]:
+def _tokens(count: Callable[[str], int], value: Any) -> int:
+    """Tokens of every string in ``value``: dict keys but ``type``, values (numbers as their
+    text; None and booleans nothing)."""
     if isinstance(value, str):
-        return [value]
+        return count(value)
     if isinstance(value, dict):
-        return [s for k, v in value.items() for s in ([k] if k != "type" else []) + _strings(v)]
+        n = 0
+        for k, v in value.items():
+            if k != "type":
+                n += count(k)
+            n += _tokens(count, v)
+        return n
     if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
+        return sum(_tokens(count, v) for v in value)
     if value is None or isinstance(value, bool):
-        return []
-    return [str(value)]
+        return 0
+    return count(str(value))
 
 
 def count_message_tokens(tokenizer: Tokenizer, messages: list[dict[str, Any]]) -> int:
     """Tokens of a request's messages: every string in them (keys but ``type``, values) plus
     3 per message, as OpenAI's own counting recipe does; the same for every format."""
-    return sum(3 + sum(tokenizer.count(s) for s in _strings(m)) for m in messages)
+    count = tokenizer.count
+    return sum(3 + _tokens(count, m) for m in messages)
