@@ -189,13 +189,17 @@ class Horizon:
         older: list[RuntimeRecord] = []
         mark = since - 1
         while True:
-            batch = self._store.runtime_records_after(self._conversation, mark, _BATCH)
+            # below the rows held, at most one row per seq: never fetch (and parse) them again
+            limit = _BATCH if self._low is None else min(_BATCH, self._low - 1 - mark)
+            if limit <= 0:
+                break
+            batch = self._store.runtime_records_after(self._conversation, mark, limit)
             for r in batch:
                 if r.known_from > self._k or (self._low is not None and r.seq >= self._low):
                     batch = []  # knowledge only grows with seq within a conversation
                     break
                 older.append(r)
-            if len(batch) < _BATCH:
+            if len(batch) < limit:
                 break
             mark = batch[-1].seq
         self._records = older + self._records

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from vigente.assemble.blocks import digest
 from vigente.assemble.gather import (
     FIRST_PAGE,
     CountCache,
@@ -132,16 +133,16 @@ class Assembler:
             return self._tokenizer
         return tiktoken_tokenizer(encoding)
 
-    def _counter(self, encoding: str) -> CountCache:
-        """The encoding's tokenizer, remembering the counts of the texts this assembler has
-        counted before (consecutive assemblies of a conversation render mostly the same
-        units)."""
+    def _remembering_tokenizer(self, encoding: str) -> RememberingTokenizer:
+        """The encoding's tokenizer, remembering the counts of the texts (and of the units'
+        requests) this assembler has counted before: consecutive assemblies of a conversation
+        render mostly the same units."""
         found = self._remembering.get(encoding)
         if found is None:
             found = self._remembering.setdefault(
                 encoding, RememberingTokenizer(self.tokenizer(encoding))
             )
-        return CountCache(found)
+        return found
 
     # -- assemble --------------------------------------------------------------------------
     def assemble(
@@ -219,7 +220,8 @@ class Assembler:
         # the budget drops the oldest first); what lies below it is counted, not read.
         protected = [*protected_ids(self.store, conversation, chain, k), *boundary.rehydrate]
         above = Horizon(self.store, conversation, k)
-        tok = self._counter(pol.encoding)
+        remembered = self._remembering_tokenizer(pol.encoding)
+        tok = CountCache(remembered)
         chat = serializer("openai-chat")
         page = FIRST_PAGE
         graph_ms = policy_ms = 0.0
@@ -262,11 +264,13 @@ class Assembler:
                 units: dict[str, Unit] = units,
                 contract: Any = contract,
             ) -> int:
-                return count_message_tokens(
-                    tok,
-                    chat.serialize(
-                        contract.render(unit, d, boundary, _sole_exchange(unit, ctx, units))
-                    ).messages,
+                # a unit's tokens: its blocks alone as a Chat Completions request (the count
+                # kept by the blocks' digest: the next round and the next request render
+                # most units the same)
+                blocks = contract.render(unit, d, boundary, _sole_exchange(unit, ctx, units))
+                return remembered.remember(
+                    b"b" + digest(blocks),
+                    lambda: count_message_tokens(tok, chat.serialize(blocks).messages),
                 )
 
             decided = fit_budget(units, ctx, cost)

@@ -78,10 +78,15 @@ class RememberingTokenizer:
         return self._tokenizer.encode(text)
 
     def count(self, text: str) -> int:
-        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        key = b"t" + hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        return self.remember(key, lambda: self._tokenizer.count(text))
+
+    def remember(self, key: bytes, counted: Callable[[], int]) -> int:
+        """The count kept under ``key`` (a digest of what was counted), else ``counted()``
+        kept there."""
         found = self._counts.get(key)
         if found is None:
-            found = self._tokenizer.count(text)
+            found = counted()
             with self._lock:
                 self._counts[key] = found
                 while len(self._counts) > self._max_entries:
