@@ -7,6 +7,7 @@ runtime's public reads, never the :class:`~vigente.api.Vigente` facade.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import time
@@ -62,7 +63,7 @@ from vigente.runtime.records import (
     ToolMemory,
     UserMemory,
 )
-from vigente.time import TimeLike, current_instant
+from vigente.time import Instant, TimeLike, current_instant
 
 if TYPE_CHECKING:
     from vigente.runtime.service import Runtime
@@ -104,6 +105,17 @@ class ContextAssembly:
         if self.system is not None:
             out["system"] = self.system
         return out
+
+
+@functools.lru_cache(maxsize=65_536)
+def _iso_text(micros: int, is_date: bool) -> str:
+    return Instant(micros, is_date).isoformat()
+
+
+def _iso(at: Instant) -> str:
+    """``at.isoformat()``, remembered (an assembly's input hash prints every record's time,
+    and the next assembly most of the same)."""
+    return _iso_text(at.micros, at.is_date)
 
 
 def _ms(start: float) -> float:
@@ -224,6 +236,7 @@ class Assembler:
         tok = CountCache(remembered)
         chat = serializer("openai-chat")
         page = FIRST_PAGE
+        texts: dict[tuple[str, str, str], str | None] = {}  # raw results read, by hash
         graph_ms = policy_ms = 0.0
         while True:
             t1 = time.perf_counter()
@@ -255,7 +268,7 @@ class Assembler:
                     )
             ctx = self._context(pol, boundary, units)
             decide(contract.decide_first(list(units.values()), ctx), ctx)
-            units = self._read_contents(units, ctx, pol)
+            units = self._read_contents(units, ctx, pol, texts)
 
             def cost(
                 unit: Unit,
@@ -309,8 +322,12 @@ class Assembler:
         )
         request = serializer(format).serialize(blocks)
         serialization_ms = _ms(t2)
-        assembled = count_message_tokens(tok, request.messages) + (
-            tok.count(request.system) if request.system else 0
+        assembled = remembered.remember(
+            b"r" + format.encode() + b"\0" + digest(blocks),
+            lambda: (
+                count_message_tokens(tok, request.messages)
+                + (tok.count(request.system) if request.system else 0)
+            ),
         )
         replay, replay_count = replay_tokens(rt, conversation, chain, k, format, tok)
         # 4. the record -----------------------------------------------------------------
@@ -342,10 +359,10 @@ class Assembler:
             "records": sorted(
                 {
                     *(
-                        (m.KIND, m.id, m.seq, m.known_from.isoformat())
+                        (m.KIND, m.id, m.seq, _iso(m.known_from))
                         for m in [*graph.nodes, *(u.node for u in units.values())]
                     ),
-                    *((r.kind, r.record_id, r.seq, r.known_from.isoformat()) for r in nodes),
+                    *((r.kind, r.record_id, r.seq, _iso(r.known_from)) for r in nodes),
                 }
             ),
             "horizon": [since, [r.as_dict() for r in ranges]],
@@ -561,10 +578,18 @@ class Assembler:
             setattr(ctx, attr, max(found, key=lambda u: u.position).ref if found else None)
         return ctx
 
-    def _read_contents(self, units: dict[str, Unit], ctx: Context, pol: Policy) -> dict[str, Unit]:
+    def _read_contents(
+        self,
+        units: dict[str, Unit],
+        ctx: Context,
+        pol: Policy,
+        texts: dict[tuple[str, str, str], str | None],
+    ) -> dict[str, Unit]:
         """Raw results are read only for exchanges already decided to go as they were, and
         only when the privacy and provider checks allow raw content; rehydration stops at
-        the policy's byte budget (over it, the exchange goes as a reference)."""
+        the policy's byte budget (over it, the exchange goes as a reference). ``texts``: the
+        results this assembly has read already (a content hash names the same bytes in every
+        round of the read horizon)."""
         from dataclasses import replace
 
         left = int(pol.get("rehydration", "max_bytes"))
@@ -606,9 +631,13 @@ class Assembler:
                 left -= a.result_ref.bytes
             if a.result_ref.erased:
                 continue
-            data = self.runtime.content(a.conversation_id, a.result_ref)
-            if data is not None:
-                out[ref] = replace(u, content=_text(data, a.result_ref.encoding))
+            key = (a.conversation_id, a.result_ref.sha256, a.result_ref.encoding)
+            if key not in texts:
+                data = self.runtime.content(a.conversation_id, a.result_ref)
+                texts[key] = None if data is None else _text(data, a.result_ref.encoding)
+            text = texts[key]
+            if text is not None:
+                out[ref] = replace(u, content=text)
         return out
 
     # -- explain ---------------------------------------------------------------------------

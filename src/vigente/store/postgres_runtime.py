@@ -21,6 +21,7 @@ import psycopg
 
 from vigente.errors import StoreError
 from vigente.runtime.records import Conversation, RuntimeRecord
+from vigente.store.record_rows import DECODED
 from vigente.time import Instant
 
 __all__ = ["RUNTIME_MIGRATIONS", "PostgresRuntime"]
@@ -193,6 +194,10 @@ def _record(row: tuple[Any, ...]) -> RuntimeRecord:
                          visibility, anchor, seq)
 
 
+def _decode(row: tuple[Any, ...]) -> RuntimeRecord:
+    return DECODED.decode(row, _record)
+
+
 class PostgresRuntime:
     """The runtime graph tables of the PostgreSQL backend."""
 
@@ -261,7 +266,7 @@ class PostgresRuntime:
             where.append("(" + " OR ".join(f"{column} = ANY(%s)" for column, _ in keys) + ")")
             params += [list(values) for _, values in keys]
         sql = f"{SELECT_RECORDS} WHERE {' AND '.join(where)} ORDER BY seq"
-        return [_record(row) for row in self._fetch(sql, params)]
+        return [_decode(row) for row in self._fetch(sql, params)]
 
     def runtime_branch_records(self, conversation_id: str, branch_id: str, upto: int | None,
                                participant_id: str, known_at: Instant, since: int = 0
@@ -269,13 +274,13 @@ class PostgresRuntime:
         params = {"c": conversation_id, "b": branch_id, "p": participant_id,
                   "k": _ts(known_at), "upto": (1 << 62) if upto is None else upto,
                   "since": since}
-        return [_record(r) for r in self._fetch(SELECT_ON_BRANCH, params)]
+        return [_decode(r) for r in self._fetch(SELECT_ON_BRANCH, params)]
 
     def runtime_reachable(self, conversation_id: str, participant_id: str,
                           known_at: Instant, since: int = 0) -> list[RuntimeRecord]:
         params = {"c": conversation_id, "p": participant_id, "k": _ts(known_at),
                   "since": since}
-        return [_record(r) for r in self._fetch(SELECT_REACHABLE, params)]
+        return [_decode(r) for r in self._fetch(SELECT_REACHABLE, params)]
 
     def runtime_record_homes(self, record_id: str) -> list[tuple[str, str]]:
         return sorted((c, k) for c, k in self._fetch(SELECT_RECORD_HOMES, (record_id,)))
@@ -287,7 +292,7 @@ class PostgresRuntime:
     # -- read caches -----------------------------------------------------------------------
     def runtime_records_after(self, conversation_id: str, seq: int, limit: int
                               ) -> list[RuntimeRecord]:
-        return [_record(r) for r in self._fetch(SELECT_AFTER, (conversation_id, seq, limit))]
+        return [_decode(r) for r in self._fetch(SELECT_AFTER, (conversation_id, seq, limit))]
 
     def runtime_cache_mark(self, conversation_id: str, cache: str) -> int:
         rows = self._fetch(SELECT_MARK, (conversation_id, cache))
@@ -325,11 +330,11 @@ class PostgresRuntime:
             sql += " LIMIT %(n)s"
         params = {"c": conversation_id, "f": flag, "k": known_at.micros, "b": branch_id,
                   "upto": (1 << 62) if upto is None else upto, "n": limit}
-        return [_record(r) for r in self._fetch(sql, params)]
+        return [_decode(r) for r in self._fetch(sql, params)]
 
     def runtime_open_calls(self, conversation_id: str, known_at: Instant
                            ) -> list[RuntimeRecord]:
-        return [_record(r) for r in self._fetch(SELECT_OPEN_CALLS, {"c": conversation_id,
+        return [_decode(r) for r in self._fetch(SELECT_OPEN_CALLS, {"c": conversation_id,
                                                                     "k": known_at.micros})]
 
     def runtime_horizon(self, conversation_id: str, branch_id: str, upto: int | None,
@@ -369,10 +374,12 @@ class PostgresRuntime:
         return int(self._fetch(DELETE_CONTENT, (conversation_id, list(sha256s)))[0][0])
 
     def delete_runtime_records(self, conversation_id: str, seqs: Sequence[int]) -> int:
+        DECODED.forget()
         return int(self._fetch(DELETE_RECORDS, (conversation_id, list(seqs)))[0][0])
 
     def delete_runtime_conversations(self, conversation_ids: Sequence[str]) -> int:
         count = 0
+        DECODED.forget()
         ids = list(conversation_ids)
         for table in [*PURGE_TABLES, "runtime_conversations"]:  # names from a fixed list
             count += int(self._fetch(

@@ -7,14 +7,26 @@ PostgreSQL) and how it marks an open end.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vigente.evidence.records import DerivationRecord, DocumentVersion, parse_relation
 from vigente.kernel.values import Scope
 from vigente.time import Instant
 
-__all__ = ["KNOWN_AT", "VALID_AT", "derivation_flags", "document_flags", "document_from_row"]
+if TYPE_CHECKING:
+    from vigente.runtime.records import RuntimeRecord
+
+__all__ = [
+    "DECODED",
+    "KNOWN_AT",
+    "VALID_AT",
+    "DecodedRows",
+    "derivation_flags",
+    "document_flags",
+    "document_from_row",
+]
 
 _PUBLISHED, _VALID_FROM, _VALID_TO = 1, 2, 4
 VALID_AT, KNOWN_AT = 1, 2
@@ -57,3 +69,51 @@ def document_from_row(
         relation=None if relation is None else parse_relation(relation),
         predecessor_id=predecessor,
     )
+
+
+class DecodedRows:
+    """Runtime rows already turned into :class:`RuntimeRecord` values (parsing a row's JSON
+    payload is most of the cost of reading it, and an assembly reads the same newest rows
+    at every round of its read horizon and at every model call).
+
+    A row is found by its ``seq`` and used only when the row the database just returned is
+    equal to the one decoded, column for column, so a hit is the decoding of that very row:
+    nothing is served that the database did not return. The oldest rows are forgotten past
+    ``max_chars`` payload characters; a purge forgets them all. Records are shared between
+    reads: callers never change a record's payload."""
+
+    def __init__(self, max_chars: int = 32_000_000) -> None:
+        self._rows: dict[Any, tuple[tuple[Any, ...], RuntimeRecord, int]] = {}
+        self._chars = 0
+        self._max_chars = max_chars
+        self._lock = threading.Lock()
+
+    def decode(
+        self, row: tuple[Any, ...], make: Callable[[tuple[Any, ...]], RuntimeRecord]
+    ) -> RuntimeRecord:
+        """The record of ``row`` (a backend's row, ``seq`` first and the payload last)."""
+        found = self._rows.get(row[0])
+        if found is not None and found[0] == row:
+            return found[1]
+        record = make(row)
+        size = len(row[-1]) if isinstance(row[-1], str | bytes) else 0
+        with self._lock:
+            old = self._rows.pop(row[0], None)
+            if old is not None:
+                self._chars -= old[2]
+            self._rows[row[0]] = (row, record, size)
+            self._chars += size
+            while self._chars > self._max_chars and self._rows:
+                oldest = next(iter(self._rows))
+                self._chars -= self._rows.pop(oldest)[2]
+        return record
+
+    def forget(self) -> None:
+        """Forget every row (on a purge or a deletion of records)."""
+        with self._lock:
+            self._rows.clear()
+            self._chars = 0
+
+
+#: The rows decoded in this process, shared by the backends (a hit needs the very row).
+DECODED = DecodedRows()

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from vigente.runtime.records import Conversation, RuntimeRecord
+from vigente.store.record_rows import DECODED
 from vigente.time import Instant
 
 __all__ = ["RUNTIME_MIGRATIONS", "SQLiteRuntime", "blob_folder"]
@@ -166,6 +167,10 @@ def _record(row: tuple[Any, ...]) -> RuntimeRecord:
                          visibility, anchor, seq)
 
 
+def _decode(row: tuple[Any, ...]) -> RuntimeRecord:
+    return DECODED.decode(row, _record)
+
+
 def _in(n: int) -> str:
     return "(" + ", ".join("?" * n) + ")"
 
@@ -242,7 +247,7 @@ class SQLiteRuntime:
             # +seq: order after the seek; ordering by the (conversation_id, seq) index would
             # walk the whole conversation to find a few kinds
             sql = f"{SELECT_RECORDS} WHERE {' AND '.join(where)} ORDER BY +seq"
-            return [_record(row) for row in self._runtime_select(sql, params)]
+            return [_decode(row) for row in self._runtime_select(sql, params)]
         found: dict[int, RuntimeRecord] = {}
         for column, values in keys:
             values = list(dict.fromkeys(values))
@@ -254,7 +259,7 @@ class SQLiteRuntime:
                     clause = "+" + clause
                 sql = f"{SELECT_RECORDS} WHERE {clause} AND {column} IN {_in(len(chunk))}"
                 for row in self._runtime_select(sql, params + chunk):
-                    found[row[0]] = _record(row)
+                    found[row[0]] = _decode(row)
         return [found[seq] for seq in sorted(found)]
 
     def runtime_branch_records(self, conversation_id: str, branch_id: str, upto: int | None,
@@ -263,14 +268,14 @@ class SQLiteRuntime:
         params = {"c": conversation_id, "b": branch_id, "p": participant_id,
                   "k": known_at.micros, "upto": (1 << 62) if upto is None else upto,
                   "since": since}
-        return sorted((_record(r) for r in self._runtime_select(SELECT_ON_BRANCH, params)),
+        return sorted((_decode(r) for r in self._runtime_select(SELECT_ON_BRANCH, params)),
                       key=lambda r: r.seq)
 
     def runtime_reachable(self, conversation_id: str, participant_id: str,
                           known_at: Instant, since: int = 0) -> list[RuntimeRecord]:
         params = {"c": conversation_id, "p": participant_id, "k": known_at.micros,
                   "since": since}
-        return sorted((_record(r) for r in self._runtime_select(SELECT_REACHABLE, params)),
+        return sorted((_decode(r) for r in self._runtime_select(SELECT_REACHABLE, params)),
                       key=lambda r: r.seq)
 
     def runtime_record_homes(self, record_id: str) -> list[tuple[str, str]]:
@@ -284,7 +289,7 @@ class SQLiteRuntime:
     # -- read caches -----------------------------------------------------------------------
     def runtime_records_after(self, conversation_id: str, seq: int, limit: int
                               ) -> list[RuntimeRecord]:
-        return [_record(r) for r in self._runtime_select(SELECT_AFTER, (conversation_id, seq,
+        return [_decode(r) for r in self._runtime_select(SELECT_AFTER, (conversation_id, seq,
                                                                         limit))]
 
     def runtime_cache_mark(self, conversation_id: str, cache: str) -> int:
@@ -322,12 +327,12 @@ class SQLiteRuntime:
         sql += " LIMIT :n"
         params = {"c": conversation_id, "f": flag, "k": known_at.micros, "b": branch_id,
                   "upto": (1 << 62) if upto is None else upto, "n": -1 if limit is None else limit}
-        return [_record(r) for r in self._runtime_select(sql, params)]
+        return [_decode(r) for r in self._runtime_select(sql, params)]
 
     def runtime_open_calls(self, conversation_id: str, known_at: Instant
                            ) -> list[RuntimeRecord]:
         params = {"c": conversation_id, "k": known_at.micros}
-        return sorted((_record(r) for r in self._runtime_select(SELECT_OPEN_CALLS, params)),
+        return sorted((_decode(r) for r in self._runtime_select(SELECT_OPEN_CALLS, params)),
                       key=lambda r: r.seq)
 
     def runtime_horizon(self, conversation_id: str, branch_id: str, upto: int | None,
@@ -376,6 +381,7 @@ class SQLiteRuntime:
 
     def delete_runtime_records(self, conversation_id: str, seqs: Sequence[int]) -> int:
         count = 0
+        DECODED.forget()
         with self._lock, self._secure():
             for seq in seqs:
                 count += self._conn.execute(
@@ -385,6 +391,7 @@ class SQLiteRuntime:
 
     def delete_runtime_conversations(self, conversation_ids: Sequence[str]) -> int:
         count = 0
+        DECODED.forget()
         with self._lock, self._secure():
             for cid in conversation_ids:
                 for table in PURGE_TABLES:  # names from a fixed list
