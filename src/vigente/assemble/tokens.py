@@ -78,7 +78,7 @@ class RememberingTokenizer:
         return self._tokenizer.encode(text)
 
     def count(self, text: str) -> int:
-        key = b"t" + hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        key = b"t" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
         return self.remember(key, lambda: self._tokenizer.count(text))
 
     def remember(self, key: bytes, counted: Callable[[], int]) -> int:

@@ -424,8 +424,30 @@ def _payload_instant(text: str) -> Instant:
     return parse_instant(text)
 
 
+#: Typed nodes of the records converted lately, by record object: a store hands out the same
+#: record again for the same row (``store.record_rows.DecodedRows``), and nodes are immutable.
+_TYPED: dict[int, tuple[RuntimeRecord, Any]] = {}
+_TYPED_LIMIT = 50_000
+
+
+def forget_typed() -> None:
+    """Forget the typed nodes kept (a purge forgets what it deleted)."""
+    _TYPED.clear()
+
+
 def from_record(record: RuntimeRecord) -> Any:
     """The typed node of a stored row."""
+    found = _TYPED.get(id(record))
+    if found is not None and found[0] is record:
+        return found[1]
+    node = _from_record(record)
+    if len(_TYPED) >= _TYPED_LIMIT:
+        _TYPED.clear()
+    _TYPED[id(record)] = (record, node)
+    return node
+
+
+def _from_record(record: RuntimeRecord) -> Any:
     cls = _CLASSES[record.kind]
     kwargs: dict[str, Any] = {}
     names = _NAMES[record.kind]

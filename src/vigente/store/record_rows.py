@@ -109,10 +109,14 @@ class DecodedRows:
         return record
 
     def forget(self) -> None:
-        """Forget every row (on a purge or a deletion of records)."""
+        """Forget every row, and the typed nodes made of them (on a purge or a deletion of
+        records)."""
+        from vigente.runtime.records import forget_typed
+
         with self._lock:
             self._rows.clear()
             self._chars = 0
+        forget_typed()
 
 
 #: The rows decoded in this process, shared by the backends (a hit needs the very row).
