@@ -427,7 +427,7 @@ def _payload_instant(text: str) -> Instant:
 #: Typed nodes of the records converted lately, by record object: a store hands out the same
 #: record again for the same row (``store.record_rows.DecodedRows``), and nodes are immutable.
 _TYPED: dict[int, tuple[RuntimeRecord, Any]] = {}
-_TYPED_LIMIT = 50_000
+_TYPED_LIMIT = 10_000
 
 
 def forget_typed() -> None:

@@ -82,7 +82,7 @@ class DecodedRows:
     ``max_chars`` payload characters; a purge forgets them all. Records are shared between
     reads: callers never change a record's payload."""
 
-    def __init__(self, max_chars: int = 32_000_000) -> None:
+    def __init__(self, max_chars: int = 4_000_000) -> None:
         self._rows: dict[Any, tuple[tuple[Any, ...], RuntimeRecord, int]] = {}
         self._chars = 0
         self._max_chars = max_chars
