@@ -36,7 +36,7 @@ from psycopg_pool import ConnectionPool
 
 from vigente.errors import StoreError
 from vigente.kernel.values import Scope
-from vigente.kernel.versions import PrecedenceRule, Version
+from vigente.kernel.versions import PrecedenceRule, Version, build_version
 from vigente.store.base import Store, Timeline, Write
 from vigente.store.postgres_assembly import ASSEMBLY_MIGRATIONS, PostgresAssembly
 from vigente.store.postgres_records import RECORD_MIGRATIONS, PostgresRecords
@@ -58,6 +58,7 @@ _VF, _VT, _KF, _KT = 1, 2, 4, 8
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
 _MICROSECOND = _dt.timedelta(microseconds=1)
+_INSTANTS_LIMIT = 1 << 16  # instants a store keeps for lookups before the cache is emptied
 
 #: Advisory lock key that serialises the migrations of one database ("vigente" in ASCII).
 MIGRATION_LOCK_KEY = 0x76_69_67_65_6E_74_65
@@ -248,54 +249,66 @@ CLOSE_VERSIONS_AT = f"""UPDATE versions v SET known_to = {_from_micros("c.known_
     date_flags = (v.date_flags & ~{_KT}) | c.flag
     FROM unnest(%b::text[], %b::bigint[], %b::smallint[]) AS c(version_id, known_to, flag)
     WHERE v.version_id = c.version_id AND v.known_to IS NULL"""
-# The same rows as the SQLite backend's SELECT_CANDIDATES, with range operators.
+# The rows of the Store.candidates contract, as the SQLite backend's SELECT_CANDIDATES, with
+# range operators. The lineage's subjects (one per scope) come from one index scan. Two GiST
+# scans find every row of the subject asked about: its rows valid at t (the admitted ones and
+# the neighbours on the knowledge axis are among them) and its rows known at k (the neighbours
+# on the validity axis); each is read once, with the columns a version needs, into a CTE, and
+# the edges (the nearest ends and starts) are aggregates over those few rows, so no row is
+# fetched again by its key. The groups are disjoint, so UNION ALL returns each row once. The
+# subject's own rows come back with a NULL lineage and scope (the caller knows them).
+# Instants are read as timestamptz (psycopg decodes them in C); the first column is the
+# insertion order.
 _CANDIDATE_CTES = """
-WITH subject AS (
-    SELECT subject_id FROM subjects WHERE lineage = %(lineage)s AND scope_key = %(scope)s
-), known_at_k AS (
-    SELECT seq, valid FROM versions
-     WHERE subject_id = (SELECT subject_id FROM subject) AND known @> %(k)s::timestamptz
-), valid_at_t AS (
-    SELECT seq, known_from, known_to, known FROM versions
+WITH scopes AS MATERIALIZED (
+    SELECT subject_id, scope_key FROM subjects WHERE lineage = %(lineage)s
+), subject AS (
+    SELECT subject_id FROM scopes WHERE scope_key = %(scope)s
+), at_t AS MATERIALIZED (
+    SELECT seq, version_id, source, value, lower(valid) AS vf, upper(valid) AS vt,
+           known_from, known_to, known, date_flags
+      FROM versions
      WHERE subject_id = (SELECT subject_id FROM subject)
        AND valid @> %(t)s::timestamptz AND NOT isempty(known)
+), at_k AS MATERIALIZED (
+    SELECT seq, version_id, source, value, lower(valid) AS vf, upper(valid) AS vt,
+           known_from, known_to, date_flags
+      FROM versions
+     WHERE subject_id = (SELECT subject_id FROM subject) AND known @> %(k)s::timestamptz
 )"""
-_CANDIDATE_GROUPS = """
-    SELECT seq FROM valid_at_t WHERE known @> %(k)s::timestamptz
-    UNION ALL
-    SELECT seq FROM valid_at_t
-     WHERE known_to = (SELECT max(known_to) FROM valid_at_t
-                        WHERE known_to <= %(k)s::timestamptz)
-    UNION ALL
-    SELECT seq FROM valid_at_t
-     WHERE known_from = (SELECT min(known_from) FROM valid_at_t
-                          WHERE known_from > %(k)s::timestamptz)
-    UNION ALL
-    SELECT seq FROM known_at_k
-     WHERE upper(valid) = (SELECT max(upper(valid)) FROM known_at_k
-                            WHERE upper(valid) <= %(t)s::timestamptz)
-    UNION ALL
-    SELECT seq FROM known_at_k
-     WHERE lower(valid) = (SELECT min(lower(valid)) FROM known_at_k
-                            WHERE lower(valid) > %(t)s::timestamptz)
-    UNION ALL
-    SELECT o.seq FROM versions o JOIN subjects os USING (subject_id)
-     WHERE os.lineage = %(lineage)s AND os.scope_key <> %(scope)s
-       AND o.valid @> %(t)s::timestamptz AND o.known @> %(k)s::timestamptz
-"""
-SELECT_CANDIDATES = f"""{_CANDIDATE_CTES}
-SELECT {_VERSION_COLUMNS} FROM versions v JOIN subjects s USING (subject_id)
- WHERE v.seq IN ({_CANDIDATE_GROUPS}) ORDER BY v.seq"""
-# The same, and the rows of the subject valid at t and known at %(e)s (what the store held
-# then), in one round trip; two more columns say which list a row belongs to.
-SELECT_CANDIDATES_AND_HELD = f"""{_CANDIDATE_CTES}, candidate AS ({_CANDIDATE_GROUPS}), held AS (
-    SELECT seq FROM versions
-     WHERE subject_id = (SELECT subject_id FROM subject)
-       AND valid @> %(t)s::timestamptz AND known @> %(e)s::timestamptz
+# Valid at t: known at k, replaced last by k, learned first after k.
+_AT_T_CANDIDATE = """(known @> %(k)s::timestamptz
+        OR known_to = (SELECT max(known_to) FROM at_t WHERE known_to <= %(k)s::timestamptz)
+        OR known_from = (SELECT min(known_from) FROM at_t
+                          WHERE known_from > %(k)s::timestamptz))"""
+_SUBJECT_ROW = (
+    "seq, version_id, NULL, NULL, source, value, "
+    "vf, vt, known_from, known_to, date_flags"
 )
-SELECT {_VERSION_COLUMNS}, v.seq IN (SELECT seq FROM candidate), v.seq IN (SELECT seq FROM held)
-  FROM versions v JOIN subjects s USING (subject_id)
- WHERE v.seq IN (SELECT seq FROM candidate UNION ALL SELECT seq FROM held) ORDER BY v.seq"""
+# Known at k: the period ending last at or before t, the one starting first after t; then the
+# rows of other scopes valid at t and known at k.
+_AT_K_AND_OTHER_SCOPES = f"""
+SELECT {_SUBJECT_ROW}{{flags}} FROM at_k
+ WHERE vt = (SELECT max(vt) FROM at_k WHERE vt <= %(t)s::timestamptz)
+    OR vf = (SELECT min(vf) FROM at_k WHERE vf > %(t)s::timestamptz)
+UNION ALL
+SELECT o.seq, o.version_id, %(lineage)s, os.scope_key, o.source, o.value, lower(o.valid),
+       upper(o.valid), o.known_from, o.known_to, o.date_flags{{flags}}
+  FROM scopes os JOIN versions o USING (subject_id)
+ WHERE os.scope_key <> %(scope)s
+   AND o.valid @> %(t)s::timestamptz AND o.known @> %(k)s::timestamptz
+ORDER BY 1"""
+SELECT_CANDIDATES = f"""{_CANDIDATE_CTES}
+SELECT {_SUBJECT_ROW} FROM at_t WHERE {_AT_T_CANDIDATE}
+UNION ALL{_AT_K_AND_OTHER_SCOPES.format(flags="")}"""
+# The same, and the rows of the subject valid at t and known at %(e)s (what the store held
+# then: all among the rows valid at t), in one round trip; two more columns say which list a
+# row belongs to.
+_HELD_ROW = "known @> %(e)s::timestamptz"
+SELECT_CANDIDATES_AND_HELD = f"""{_CANDIDATE_CTES}
+SELECT {_SUBJECT_ROW}, {_AT_T_CANDIDATE}, {_HELD_ROW}
+  FROM at_t WHERE {_AT_T_CANDIDATE} OR {_HELD_ROW}
+UNION ALL{_AT_K_AND_OTHER_SCOPES.format(flags=", true, false")}"""
 SELECT_HISTORY = f"""SELECT {_VERSION_COLUMNS} FROM versions v JOIN subjects s USING (subject_id)
     WHERE s.lineage = %s ORDER BY v.seq"""
 SELECT_HISTORY_SCOPED = f"""SELECT {_VERSION_COLUMNS} FROM versions v
@@ -387,6 +400,12 @@ def _diagnostic(exc: psycopg.Error) -> str:
     return " ".join(text.split())
 
 
+def _forked() -> StoreError:
+    return StoreError(
+        "a PostgresStore cannot be used across fork(): open a new store in each process"
+    )
+
+
 def _hint(exc: psycopg.Error, *, migrating: bool = False) -> str:
     if isinstance(exc, pg_errors.InsufficientPrivilege) and migrating:
         return (
@@ -443,6 +462,7 @@ class PostgresStore(PostgresRecords, PostgresRetrieval, PostgresRuntime, Postgre
         self._pid = os.getpid()
         self._local = threading.local()
         self._scopes: dict[str, Scope] = {}
+        self._instants: dict[tuple[_dt.datetime, int], Instant] = {}
         try:
             options = conninfo_to_dict(url)
         except psycopg.ProgrammingError as exc:
@@ -461,8 +481,9 @@ class PostgresStore(PostgresRecords, PostgresRetrieval, PostgresRuntime, Postgre
             max_size=max_size,
             timeout=timeout,
             # A pooled connection may have died (server restart, failover, idle timeout): test
-            # it on checkout, at the cost of one empty round trip, and replace it if needed.
-            check=ConnectionPool.check_connection,
+            # it on checkout, at the cost of one empty round trip, and replace it if needed (a
+            # lookup skips the test and retries on a tested connection instead: _lookup).
+            check=self._check_connection,
             num_workers=2,
             name="vigente",
             open=False,
@@ -516,20 +537,26 @@ class PostgresStore(PostgresRecords, PostgresRetrieval, PostgresRuntime, Postgre
     def close(self) -> None:
         self._pool.close()
 
+    def _check_connection(self, conn: Connection) -> None:
+        """The pool's test of a connection on checkout, unless this thread's lookup skips it."""
+        if not getattr(self._local, "unchecked", False):
+            ConnectionPool.check_connection(conn)
+
     @contextmanager
     def _borrow(self) -> Iterator[Connection]:
         """A pooled connection for one unit of work; database errors become StoreError."""
         if os.getpid() != self._pid:
-            raise StoreError(
-                "a PostgresStore cannot be used across fork(): open a new store in each process"
-            )
+            raise _forked()
         try:
             with self._pool.connection() as conn:
                 yield conn
         except psycopg.Error as exc:
-            raise StoreError(
-                f"PostgreSQL database {self.url!r} failed ({_diagnostic(exc)}): {_hint(exc)}"
-            ) from None
+            raise self._failed(exc) from None
+
+    def _failed(self, exc: psycopg.Error) -> StoreError:
+        return StoreError(
+            f"PostgreSQL database {self.url!r} failed ({_diagnostic(exc)}): {_hint(exc)}"
+        )
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -620,6 +647,36 @@ class PostgresStore(PostgresRecords, PostgresRetrieval, PostgresRuntime, Postgre
             return conn.execute(query, params).fetchall()
         with self._borrow() as borrowed:
             return borrowed.execute(query, params).fetchall()
+
+    def _lookup(self, query: str, params: dict[str, Any]) -> list[Row]:
+        """A lookup's one statement, prepared on the server, its rows in binary. Outside a
+        transaction the pooled connection is taken without the checkout test (one round trip
+        less) and given back without a commit (it is in autocommit); if it turns out dead, the
+        statement (a read) runs again on a tested one, so the caller sees no error."""
+        conn = self._in_transaction()
+        if conn is not None:
+            return conn.execute(query, params, prepare=True, binary=True).fetchall()
+        if os.getpid() != self._pid:
+            raise _forked()
+        pool, local = self._pool, self._local
+        local.unchecked = True
+        try:
+            conn = pool.getconn()
+        except psycopg.Error as exc:
+            raise self._failed(exc) from None
+        finally:
+            local.unchecked = False
+        try:
+            return conn.execute(query, params, prepare=True, binary=True).fetchall()
+        except psycopg.OperationalError as exc:
+            if not conn.closed:
+                raise self._failed(exc) from None
+        except psycopg.Error as exc:
+            raise self._failed(exc) from None
+        finally:
+            pool.putconn(conn)  # a closed one is replaced by the pool
+        with self._borrow() as borrowed:
+            return borrowed.execute(query, params, prepare=True, binary=True).fetchall()
 
     def _execute(self, query: str, params: Sequence[Any]) -> None:
         conn = self._in_transaction()
@@ -852,27 +909,65 @@ class PostgresStore(PostgresRecords, PostgresRetrieval, PostgresRuntime, Postgre
     ) -> list[Version]:
         params = {
             "lineage": lineage,
-            "scope": scope.key,
+            "scope": _scope_key(scope),
             "t": _datetime(valid_at),
             "k": _datetime(known_at),
         }
-        return self._versions(self._fetch(SELECT_CANDIDATES, params))
+        return self._lookup_versions(self._lookup(SELECT_CANDIDATES, params), lineage, scope)
 
     def candidates_and_held(
         self, lineage: str, scope: Scope, valid_at: Instant, known_at: Instant, held_at: Instant
     ) -> tuple[list[Version], list[Version]]:
         params = {
             "lineage": lineage,
-            "scope": scope.key,
+            "scope": _scope_key(scope),
             "t": _datetime(valid_at),
             "k": _datetime(known_at),
             "e": _datetime(held_at),
         }
-        rows = self._fetch(SELECT_CANDIDATES_AND_HELD, params)
-        versions = self._versions([row[:10] for row in rows])
-        candidates = [v for v, row in zip(versions, rows, strict=True) if row[10]]
-        held = [v for v, row in zip(versions, rows, strict=True) if row[11]]
+        rows = self._lookup(SELECT_CANDIDATES_AND_HELD, params)
+        versions = self._lookup_versions(rows, lineage, scope)
+        candidates = [v for v, row in zip(versions, rows, strict=True) if row[11]]
+        held = [v for v, row in zip(versions, rows, strict=True) if row[12]]
         return candidates, held
+
+    def _lookup_versions(self, rows: list[Row], lineage: str, scope: Scope) -> list[Version]:
+        """Rows of a lookup (insertion order first, a NULL lineage and scope key for the
+        subject asked about) as versions; instants are shared through a bounded cache."""
+        instants = self._instants
+        if len(instants) >= _INSTANTS_LIMIT:
+            instants.clear()
+        result = []
+        for row in rows:
+            _, version_id, name, scope_key, source, value, vf, vt, kf, kt, flags = row[:11]
+            result.append(
+                build_version(
+                    version_id,
+                    lineage if name is None else name,
+                    scope if scope_key is None else self._scope(scope_key),
+                    source,
+                    value,
+                    instants.get((vf, flags & _VF)) or self._new_instant(vf, flags & _VF),
+                    None
+                    if vt is None
+                    else instants.get((vt, flags & _VT)) or self._new_instant(vt, flags & _VT),
+                    instants.get((kf, flags & _KF)) or self._new_instant(kf, flags & _KF),
+                    None
+                    if kt is None
+                    else instants.get((kt, flags & _KT)) or self._new_instant(kt, flags & _KT),
+                )
+            )
+        return result
+
+    def _new_instant(self, value: _dt.datetime, is_date: int) -> Instant:
+        instant = self._instants[value, is_date] = _instant(value, is_date, ~0)
+        return instant
+
+    def _scope(self, key: str) -> Scope:
+        scope = self._scopes.get(key)
+        if scope is None:
+            scope = self._scopes[key] = Scope.from_key(key)
+        return scope
 
     def history(self, lineage: str, scope: Scope | None = None) -> list[Version]:
         if scope is None:
