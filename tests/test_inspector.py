@@ -154,6 +154,12 @@ def _text(html: str) -> str:
     return re.sub(r"\s+", " ", html_lib.unescape(re.sub(r"<[^>]+>", " ", html)))
 
 
+def _at_any_minute(text: str) -> str:
+    """``text`` with the minute of "as known now (…)" left out: a page drawn a moment after the
+    expected answer may fall in the next minute."""
+    return re.sub(r"as known now \([^)]*\)", "as known now", text)
+
+
 # -- the timeline's geometry ---------------------------------------------------------------------
 _DAY = 86_400_000_000
 
@@ -352,7 +358,7 @@ def test_a_conflict_and_the_document_chain_with_citations(inspector: Inspector) 
         assert _text(conflict.statement) in text
         html = c.get("/lineage", params={"name": "cdd", "t": "2025-02-20"}).text
     text = _text(html)
-    assert _text(feb.statement) in text
+    assert _at_any_minute(_text(feb.statement)) in _at_any_minute(text)
     chain = _text(html[html.index('data-testid="chain"') :])
     for row in (*feb.admitted, *march.admitted):
         assert _text(row.citation) in chain
