@@ -1,5 +1,6 @@
 """Runtime rows decoded once (store/record_rows.DecodedRows): a row is reused only when the
-database returns the very same row, and a purge forgets every row and typed node."""
+database returns the very same row, and a purge forgets every row, typed node and memory text
+kept by node."""
 
 from __future__ import annotations
 
@@ -82,7 +83,11 @@ def test_purge_forgets_rows_and_typed_nodes() -> None:
         (again,) = store.runtime_records("c1", kinds=["message"])
         assert again is before  # the same row, decoded once
         assert from_record(again) is from_record(before)
+        from vigente.assemble import pipeline
+
+        pipeline._MEMORY_TEXTS[(0, False, 0, ())] = (None, None, "secret words")
         store.delete_runtime_conversations(["c1"])
+        assert not pipeline._MEMORY_TEXTS  # memory texts are kept by node: forgotten too
         assert not any("secret words" in str(row) for row, _, _ in DECODED._rows.values())
         assert store.runtime_records("c1", kinds=["message"]) == []
     finally:

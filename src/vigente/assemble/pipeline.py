@@ -23,6 +23,7 @@ from vigente.runtime.records import (
     ToolArtifact,
     ToolCall,
     ToolMemory,
+    when_forgotten,
 )
 from vigente.time import Instant
 
@@ -355,10 +356,30 @@ def _iso(value: Instant | None) -> str | None:
     return value.isoformat() if value is not None else None
 
 
+# a memory's text by (node, marker, call, conflicts): records' nodes are immutable, and the
+# store hands out the same node for the same row, so every horizon round and the next request
+# print it once; forgotten with the nodes (a purge)
+_MEMORY_TEXTS: dict[tuple[int, bool, int, tuple[str, ...]], tuple[Any, Any, str]] = {}
+_MEMORY_TEXTS_LIMIT = 4_096
+when_forgotten(_MEMORY_TEXTS.clear)
+
+
 def _memory_text(unit: Unit, marker: bool, in_place: ToolCall | None = None) -> str:
     """A compact memory as quoted data: its facts (else its summary), its limits, conflicts;
     a stale one says since when and which tools revalidate it. ``in_place``: the memory stands
     in a tool result's place, so its call already says where it came from."""
+    key = (id(unit.node), marker, id(in_place), unit.conflicts)
+    found = _MEMORY_TEXTS.get(key)
+    if found is not None and found[0] is unit.node and found[1] is in_place:
+        return found[2]
+    text = _print_memory(unit, marker, in_place)
+    if len(_MEMORY_TEXTS) >= _MEMORY_TEXTS_LIMIT:
+        _MEMORY_TEXTS.clear()
+    _MEMORY_TEXTS[key] = (unit.node, in_place, text)  # (held: their ids stay theirs)
+    return text
+
+
+def _print_memory(unit: Unit, marker: bool, in_place: ToolCall | None) -> str:
     node = unit.node
     facts = getattr(node, "facts", None)
     # an extractor's summary restates its facts; a summary the caller wrote is kept

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -430,9 +431,20 @@ _TYPED: dict[int, tuple[RuntimeRecord, Any]] = {}
 _TYPED_LIMIT = 10_000
 
 
+_FORGET: list[Callable[[], None]] = []
+
+
+def when_forgotten(hook: Callable[[], None]) -> None:
+    """Call ``hook`` whenever the typed nodes kept are forgotten (a cache keyed by node)."""
+    _FORGET.append(hook)
+
+
 def forget_typed() -> None:
-    """Forget the typed nodes kept (a purge forgets what it deleted)."""
+    """Forget the typed nodes kept (a purge forgets what it deleted), and what ``hook``s of
+    :func:`when_forgotten` keep by node."""
     _TYPED.clear()
+    for hook in _FORGET:
+        hook()
 
 
 def from_record(record: RuntimeRecord) -> Any:
