@@ -251,46 +251,48 @@ CLOSE_VERSIONS_AT = f"""UPDATE versions v SET known_to = {_from_micros("c.known_
     WHERE v.version_id = c.version_id AND v.known_to IS NULL"""
 # The rows of the Store.candidates contract, as the SQLite backend's SELECT_CANDIDATES, with
 # range operators. The lineage's subjects (one per scope) come from one index scan. Two GiST
-# scans find every row of the subject asked about: its rows valid at t (the admitted ones and
-# the neighbours on the knowledge axis are among them) and its rows known at k (the neighbours
-# on the validity axis); each is read once, with the columns a version needs, into a CTE, and
-# the edges (the nearest ends and starts) are aggregates over those few rows, so no row is
-# fetched again by its key. The groups are disjoint, so UNION ALL returns each row once. The
-# subject's own rows come back with a NULL lineage and scope (the caller knows them).
-# Instants are read as timestamptz (psycopg decodes them in C); the first column is the
-# insertion order.
-_CANDIDATE_CTES = """
+# scans find every row of the subject asked about, each read once with the columns a version
+# needs: its rows valid at t (the admitted ones and the neighbours on the knowledge axis are
+# among them) and its rows known at k (the neighbours on the validity axis). The edges (the
+# knowledge replaced last by k and learned first after it; the period ending last at or before t
+# and the one starting first after it) are window aggregates over the few rows each scan
+# returns, so no row is read twice or fetched again by its key. The groups are disjoint, so
+# UNION ALL returns each row once. The subject's own rows come back with a NULL lineage and
+# scope (the caller knows them); the first column is the insertion order.
+_SUBJECTS = """
 WITH scopes AS MATERIALIZED (
     SELECT subject_id, scope_key FROM subjects WHERE lineage = %(lineage)s
 ), subject AS (
     SELECT subject_id FROM scopes WHERE scope_key = %(scope)s
-), at_t AS MATERIALIZED (
-    SELECT seq, version_id, source, value, lower(valid) AS vf, upper(valid) AS vt,
-           known_from, known_to, known, date_flags
-      FROM versions
-     WHERE subject_id = (SELECT subject_id FROM subject)
-       AND valid @> %(t)s::timestamptz AND NOT isempty(known)
-), at_k AS MATERIALIZED (
-    SELECT seq, version_id, source, value, lower(valid) AS vf, upper(valid) AS vt,
-           known_from, known_to, date_flags
-      FROM versions
-     WHERE subject_id = (SELECT subject_id FROM subject) AND known @> %(k)s::timestamptz
 )"""
-# Valid at t: known at k, replaced last by k, learned first after k.
-_AT_T_CANDIDATE = """(known @> %(k)s::timestamptz
-        OR known_to = (SELECT max(known_to) FROM at_t WHERE known_to <= %(k)s::timestamptz)
-        OR known_from = (SELECT min(known_from) FROM at_t
-                          WHERE known_from > %(k)s::timestamptz))"""
-_SUBJECT_ROW = (
-    "seq, version_id, NULL, NULL, source, value, "
-    "vf, vt, known_from, known_to, date_flags"
-)
-# Known at k: the period ending last at or before t, the one starting first after t; then the
+_ROW_COLUMNS = """seq, version_id, source, value, lower(valid) AS vf, upper(valid) AS vt,
+           known_from, known_to, date_flags"""
+_ROW = "seq, version_id, NULL, NULL, source, value, vf, vt, known_from, known_to, date_flags"
+# The subject's rows valid at t, with c: a candidate (known at k, replaced last by k, learned
+# first after k) and h: known at %(e)s.
+_VALID_AT_T = f"""
+  SELECT {_ROW_COLUMNS},
+         known @> %(k)s::timestamptz
+         OR known_to = max(known_to) FILTER (WHERE known_to <= %(k)s::timestamptz) OVER ()
+         OR known_from = min(known_from) FILTER (WHERE known_from > %(k)s::timestamptz) OVER ()
+         AS c,
+         {{held}} AS h
+    FROM versions
+   WHERE subject_id = (SELECT subject_id FROM subject)
+     AND valid @> %(t)s::timestamptz AND NOT isempty(known)"""
+# The subject's rows known at k ending last at or before t or starting first after t, then the
 # rows of other scopes valid at t and known at k.
-_AT_K_AND_OTHER_SCOPES = f"""
-SELECT {_SUBJECT_ROW}{{flags}} FROM at_k
- WHERE vt = (SELECT max(vt) FROM at_k WHERE vt <= %(t)s::timestamptz)
-    OR vf = (SELECT min(vf) FROM at_k WHERE vf > %(t)s::timestamptz)
+_KNOWN_AT_K_AND_OTHER_SCOPES = f"""
+UNION ALL
+SELECT {_ROW}{{flags}} FROM (
+  SELECT {_ROW_COLUMNS},
+         upper(valid) = max(upper(valid)) FILTER (WHERE upper(valid) <= %(t)s::timestamptz)
+                        OVER ()
+         OR lower(valid) = min(lower(valid)) FILTER (WHERE lower(valid) > %(t)s::timestamptz)
+                           OVER () AS c
+    FROM versions
+   WHERE subject_id = (SELECT subject_id FROM subject) AND known @> %(k)s::timestamptz) r
+ WHERE c
 UNION ALL
 SELECT o.seq, o.version_id, %(lineage)s, os.scope_key, o.source, o.value, lower(o.valid),
        upper(o.valid), o.known_from, o.known_to, o.date_flags{{flags}}
@@ -298,17 +300,15 @@ SELECT o.seq, o.version_id, %(lineage)s, os.scope_key, o.source, o.value, lower(
  WHERE os.scope_key <> %(scope)s
    AND o.valid @> %(t)s::timestamptz AND o.known @> %(k)s::timestamptz
 ORDER BY 1"""
-SELECT_CANDIDATES = f"""{_CANDIDATE_CTES}
-SELECT {_SUBJECT_ROW} FROM at_t WHERE {_AT_T_CANDIDATE}
-UNION ALL{_AT_K_AND_OTHER_SCOPES.format(flags="")}"""
+SELECT_CANDIDATES = f"""{_SUBJECTS}
+SELECT {_ROW} FROM ({_VALID_AT_T.format(held="false")}) r
+ WHERE c{_KNOWN_AT_K_AND_OTHER_SCOPES.format(flags="")}"""
 # The same, and the rows of the subject valid at t and known at %(e)s (what the store held
 # then: all among the rows valid at t), in one round trip; two more columns say which list a
 # row belongs to.
-_HELD_ROW = "known @> %(e)s::timestamptz"
-SELECT_CANDIDATES_AND_HELD = f"""{_CANDIDATE_CTES}
-SELECT {_SUBJECT_ROW}, {_AT_T_CANDIDATE}, {_HELD_ROW}
-  FROM at_t WHERE {_AT_T_CANDIDATE} OR {_HELD_ROW}
-UNION ALL{_AT_K_AND_OTHER_SCOPES.format(flags=", true, false")}"""
+SELECT_CANDIDATES_AND_HELD = f"""{_SUBJECTS}
+SELECT {_ROW}, c, h FROM ({_VALID_AT_T.format(held="known @> %(e)s::timestamptz")}) r
+ WHERE c OR h{_KNOWN_AT_K_AND_OTHER_SCOPES.format(flags=", true, false")}"""
 SELECT_HISTORY = f"""SELECT {_VERSION_COLUMNS} FROM versions v JOIN subjects s USING (subject_id)
     WHERE s.lineage = %s ORDER BY v.seq"""
 SELECT_HISTORY_SCOPED = f"""SELECT {_VERSION_COLUMNS} FROM versions v
@@ -462,7 +462,8 @@ class PostgresStore(PostgresRecords, PostgresRetrieval, PostgresRuntime, Postgre
         self._pid = os.getpid()
         self._local = threading.local()
         self._scopes: dict[str, Scope] = {}
-        self._instants: dict[tuple[_dt.datetime, int], Instant] = {}
+        self._dates: dict[_dt.datetime, Instant] = {}  # instants read by lookups, shared
+        self._times: dict[_dt.datetime, Instant] = {}
         try:
             options = conninfo_to_dict(url)
         except psycopg.ProgrammingError as exc:
@@ -933,13 +934,27 @@ class PostgresStore(PostgresRecords, PostgresRetrieval, PostgresRuntime, Postgre
 
     def _lookup_versions(self, rows: list[Row], lineage: str, scope: Scope) -> list[Version]:
         """Rows of a lookup (insertion order first, a NULL lineage and scope key for the
-        subject asked about) as versions; instants are shared through a bounded cache."""
-        instants = self._instants
-        if len(instants) >= _INSTANTS_LIMIT:
-            instants.clear()
+        subject asked about) as versions. Instants are shared through two bounded caches, of
+        calendar dates and of other instants, keyed by the timestamp read."""
+        dates, times = self._dates, self._times
+        if len(dates) + len(times) >= _INSTANTS_LIMIT:
+            dates.clear()
+            times.clear()
         result = []
         for row in rows:
             _, version_id, name, scope_key, source, value, vf, vt, kf, kt, flags = row[:11]
+            cache = dates if flags & _VF else times
+            valid_from = cache.get(vf) or self._new_instant(cache, vf)
+            valid_to = None
+            if vt is not None:
+                cache = dates if flags & _VT else times
+                valid_to = cache.get(vt) or self._new_instant(cache, vt)
+            cache = dates if flags & _KF else times
+            known_from = cache.get(kf) or self._new_instant(cache, kf)
+            known_to = None
+            if kt is not None:
+                cache = dates if flags & _KT else times
+                known_to = cache.get(kt) or self._new_instant(cache, kt)
             result.append(
                 build_version(
                     version_id,
@@ -947,20 +962,16 @@ class PostgresStore(PostgresRecords, PostgresRetrieval, PostgresRuntime, Postgre
                     scope if scope_key is None else self._scope(scope_key),
                     source,
                     value,
-                    instants.get((vf, flags & _VF)) or self._new_instant(vf, flags & _VF),
-                    None
-                    if vt is None
-                    else instants.get((vt, flags & _VT)) or self._new_instant(vt, flags & _VT),
-                    instants.get((kf, flags & _KF)) or self._new_instant(kf, flags & _KF),
-                    None
-                    if kt is None
-                    else instants.get((kt, flags & _KT)) or self._new_instant(kt, flags & _KT),
+                    valid_from,
+                    valid_to,
+                    known_from,
+                    known_to,
                 )
             )
         return result
 
-    def _new_instant(self, value: _dt.datetime, is_date: int) -> Instant:
-        instant = self._instants[value, is_date] = _instant(value, is_date, ~0)
+    def _new_instant(self, cache: dict[_dt.datetime, Instant], value: _dt.datetime) -> Instant:
+        instant = cache[value] = Instant((value - _EPOCH) // _MICROSECOND, cache is self._dates)
         return instant
 
     def _scope(self, key: str) -> Scope:
