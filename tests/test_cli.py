@@ -156,6 +156,11 @@ def test_history_and_lineages(db: str) -> None:
     assert code == 0 and "2026-09-20" in out
     code, out = run(db, "history", "nope")
     assert code == 1 and out.startswith("Error: no lineage 'nope'")
+    for extra in ((), ("--json",)):  # never an empty list that reads as "no versions yet"
+        code, out = run(db, "history", "nope", *extra)
+        assert code == 1 and out.startswith("Error: no lineage 'nope'"), out
+    code, out = run(db, "documents", "list", "nope", "--json")
+    assert code == 1 and out.startswith("Error: no document lineage 'nope'"), out
     code, out = run(db, "lineages", "--json")
     assert json.loads(out) == {"lineages": [{"lineage": L, "scope": {}}]}
 

@@ -109,11 +109,13 @@ def documents_import(ctx: click.Context, file: Path, now: str | None, as_json: b
 def documents_list(ctx: click.Context, lineage: str, as_json: bool) -> None:
     """Every version of LINEAGE, in the order they were added."""
     versions = open_store(ctx).documents.versions(lineage)
+    if not versions:  # with --json too: an empty list would read as "no versions yet"
+        raise InvalidInput(
+            f"no document lineage {lineage!r}: check the name (`vigente lineages` lists them)"
+        )
     if as_json:
         _emit({"lineage": lineage, "versions": [v.as_dict() for v in versions]})
         return
-    if not versions:
-        raise InvalidInput(f"no document lineage {lineage!r}: check the name")
     table = Table("version", "reference", "relation", "predecessor", "in force from",
                   "published", title=f"versions of {lineage}", title_justify="left")
     for v in versions:

@@ -254,14 +254,15 @@ def _versions_table(title: str, versions: Sequence[Version]) -> Table:
 def history(ctx: click.Context, lineage: str, scope: tuple[str, ...], as_json: bool) -> None:
     """Every snapshot of LINEAGE on both time axes."""
     versions = open_store(ctx).history(lineage, scope=parse_scope(scope) if scope else None)
-    if as_json:
-        rows = [_row(v) for v in versions]
-        emit_json({"lineage": lineage, "versions": rows})
-        return
-    if not versions:
+    if not versions:  # the same error with --json: an empty list would read as "no versions yet"
+        where = f" in scope {', '.join(scope)}" if scope else ""
         raise click.ClickException(
-            f"no lineage {lineage!r} in this database: check the name with `vigente lineages`"
+            f"no lineage {lineage!r}{where} in this database: check the name with "
+            "`vigente lineages`"
         )
+    if as_json:
+        emit_json({"lineage": lineage, "versions": [_row(v) for v in versions]})
+        return
     console().print(_versions_table(f"history of {lineage}", versions))
 
 
