@@ -39,14 +39,10 @@ def digest(blocks: Sequence[Block]) -> bytes:
     text in every format (a cache key that holds no content)."""
     h = hashlib.sha256()  # (hardware-accelerated where blake2 is not)
     for b in blocks:
-        # repr tells JSON values apart (1, 1.0, True, "1"); another key order only misses
-        args = repr(b.arguments)
-        for part in (b.kind, b.text, b.ref, b.call_id, b.name, args, b.group):
-            if part is None:
-                h.update(b"\xff" * 8)
-                continue
-            data = str(part).encode("utf-8", "surrogatepass")
-            h.update(len(data).to_bytes(8, "little"))
-            h.update(data)
-        h.update(b"\x01" if b.is_error else b"\x00")
+        text = b.text if isinstance(b.text, str) else ""
+        # the fields but the text as a tuple's repr (it tells JSON values apart: 1, 1.0, True,
+        # "1"; arguments in another key order only miss), then the text, whose length it gives
+        head = (b.kind, b.ref, b.call_id, b.name, b.arguments, b.is_error, b.group)
+        h.update(repr((head, type(b.text).__name__, len(text))).encode("utf-8", "surrogatepass"))
+        h.update(text.encode("utf-8", "surrogatepass"))
     return h.digest()
