@@ -143,3 +143,18 @@ def test_review_queue_commands(tmp_path: Path) -> None:
     assert json.loads(out)["status"] == "rejected"
     code, out = run(db, "review", "edit", first, "--set", "title=x")
     assert code == 1 and "already rejected" in out
+
+
+def test_an_import_line_without_text_or_entry_into_force_is_refused(tmp_path: Path) -> None:
+    db = tmp_path / "regs.db"
+    good = {"lineage_id": "cdd", "text": "Rules.", "valid_from": "2025-03-03",
+            "published": "2025-02-14", "reference": "Circular 12/2025"}
+    for missing, message in (("text", "text is required"),
+                             ("valid_from", "valid_from (entry into force) is required")):
+        path = tmp_path / f"no_{missing}.jsonl"
+        bad = {k: v for k, v in good.items() if k != missing}
+        path.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
+        code, out = run(db, "documents", "import", str(path))
+        assert code == 1 and out.startswith("Error: line 2") and message in out, out
+        code, out = run(db, "documents", "list", "cdd")  # all or nothing: not even line 1
+        assert code == 1 and "no document lineage 'cdd'" in out

@@ -78,7 +78,10 @@ class NewVersion:
         for required in ("lineage_id", "published"):
             if data.get(required) in (None, ""):
                 raise InvalidInput(f"{required} is required")
-        return cls(**{k: v for k, v in data.items() if k in allowed})
+        if not isinstance(data.get("text"), str):
+            raise InvalidInput("text is required: the version's text, a string")
+        # valid_from may be left out (a correction takes its predecessor's): add() checks it
+        return cls(**{"valid_from": None, **{k: v for k, v in data.items() if k in allowed}})
 
 
 class Documents:
@@ -93,7 +96,7 @@ class Documents:
         found = self._store.document_versions_by_id([version_id])
         if not found:
             raise InvalidInput(f"no document version {version_id!r}: list them with `vigente "
-                               "versions LINEAGE`")
+                               "documents list LINEAGE`")
         return found[0]
 
     def versions(self, lineage_id: str, *, scope: Scope | Mapping[str, object] | None = None
