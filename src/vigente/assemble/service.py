@@ -329,7 +329,10 @@ class Assembler:
                 + (tok.count(request.system) if request.system else 0)
             ),
         )
-        replay, replay_count = replay_tokens(rt, conversation, chain, k, format, tok)
+        # (replay counts each record once and the store keeps the sums: nothing to remember)
+        replay, replay_count = replay_tokens(
+            rt, conversation, chain, k, format, CountCache(self.tokenizer(pol.encoding))
+        )
         # 4. the record -----------------------------------------------------------------
         all_decisions = sorted(
             [*decided.values(), *trace_extra],
