@@ -25,8 +25,8 @@ def _history(vg: Vigente) -> None:
     vg.record("l", 2, valid_from="2026-03-01", known_at="2026-02-01", source="s", now=NOW)
     # learned late: from 2026-02-01 it was 3, known only on 2026-06-01
     vg.record("l", 3, valid_from="2026-02-01", known_at="2026-06-01", source="s", now=NOW)
-    vg.record("l", 9, valid_from="2026-01-01", known_at="2026-01-01", source="s", scope={"region": "eu"},
-              now=NOW)  # fmt: skip
+    eu = {"region": "eu"}
+    vg.record("l", 9, valid_from="2026-01-01", known_at="2026-01-01", source="s", scope=eu, now=NOW)
 
 
 def _kill_connections(url: str) -> int:
@@ -76,3 +76,18 @@ def test_a_lookup_in_a_transaction_reads_what_one_outside_reads(postgres_url: st
             ]  # fmt: skip
         assert all(answer == outside for answer in inside)
         assert len(outside[0]) >= 2 and outside[1][1]
+
+
+def test_lookups_do_not_depend_on_the_session_time_zone(postgres_url: str) -> None:
+    """Lookups read instants as timestamps at UTC; a session in another zone (a half-hour
+    offset, with daylight saving) gets the same answers, to the microsecond."""
+    with Vigente.open(postgres_url) as vg:
+        _history(vg)
+        vg.record("m", 1, valid_from="2026-03-08T06:30:00.000001Z", known_at="2026-03-08",
+                  source="s", now=NOW)  # fmt: skip
+        utc = _answers(vg) + [repr(vg.evidence("m", valid_at="2026-03-09", now=NOW))]
+    zoned = f"{postgres_url}&options=-cTimeZone%3DAmerica/St_Johns"
+    with Vigente.open(zoned) as vg:
+        with psycopg.connect(zoned) as conn:
+            assert conn.execute("SHOW TimeZone").fetchone() == ("America/St_Johns",)
+        assert _answers(vg) + [repr(vg.evidence("m", valid_at="2026-03-09", now=NOW))] == utc

@@ -57,6 +57,7 @@ Row = tuple[Any, ...]
 _VF, _VT, _KF, _KT = 1, 2, 4, 8
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
+_NAIVE_EPOCH = _dt.datetime(1970, 1, 1)  # for timestamps read at UTC
 _MICROSECOND = _dt.timedelta(microseconds=1)
 _INSTANTS_LIMIT = 1 << 16  # instants a store keeps for lookups before the cache is emptied
 
@@ -258,16 +259,19 @@ CLOSE_VERSIONS_AT = f"""UPDATE versions v SET known_to = {_from_micros("c.known_
 # and the one starting first after it) are window aggregates over the few rows each scan
 # returns, so no row is read twice or fetched again by its key. The groups are disjoint, so
 # UNION ALL returns each row once. The subject's own rows come back with a NULL lineage and
-# scope (the caller knows them); the first column is the insertion order.
+# scope (the caller knows them); the first column is the insertion order. Instants come back as
+# timestamps at UTC (exact): psycopg reads a timestamptz into the session's time zone, about
+# 1 µs a value when that zone is not Python's own UTC (Etc/UTC is not).
 _SUBJECTS = """
 WITH scopes AS MATERIALIZED (
     SELECT subject_id, scope_key FROM subjects WHERE lineage = %(lineage)s
 ), subject AS (
     SELECT subject_id FROM scopes WHERE scope_key = %(scope)s
 )"""
-_ROW_COLUMNS = """seq, version_id, source, value, lower(valid) AS vf, upper(valid) AS vt,
-           known_from, known_to, date_flags"""
-_ROW = "seq, version_id, NULL, NULL, source, value, vf, vt, known_from, known_to, date_flags"
+_ROW_COLUMNS = """seq, version_id, source, value, lower(valid) AT TIME ZONE 'UTC' AS vf,
+           upper(valid) AT TIME ZONE 'UTC' AS vt, known_from AT TIME ZONE 'UTC' AS kf,
+           known_to AT TIME ZONE 'UTC' AS kt, date_flags"""
+_ROW = "seq, version_id, NULL, NULL, source, value, vf, vt, kf, kt, date_flags"
 # The subject's rows valid at t, with c: a candidate (known at k, replaced last by k, learned
 # first after k) and h: known at %(e)s.
 _VALID_AT_T = f"""
@@ -294,8 +298,9 @@ SELECT {_ROW}{{flags}} FROM (
    WHERE subject_id = (SELECT subject_id FROM subject) AND known @> %(k)s::timestamptz) r
  WHERE c
 UNION ALL
-SELECT o.seq, o.version_id, %(lineage)s, os.scope_key, o.source, o.value, lower(o.valid),
-       upper(o.valid), o.known_from, o.known_to, o.date_flags{{flags}}
+SELECT o.seq, o.version_id, %(lineage)s, os.scope_key, o.source, o.value,
+       lower(o.valid) AT TIME ZONE 'UTC', upper(o.valid) AT TIME ZONE 'UTC',
+       o.known_from AT TIME ZONE 'UTC', o.known_to AT TIME ZONE 'UTC', o.date_flags{{flags}}
   FROM scopes os JOIN versions o USING (subject_id)
  WHERE os.scope_key <> %(scope)s
    AND o.valid @> %(t)s::timestamptz AND o.known @> %(k)s::timestamptz
@@ -935,7 +940,7 @@ class PostgresStore(PostgresRecords, PostgresRetrieval, PostgresRuntime, Postgre
     def _lookup_versions(self, rows: list[Row], lineage: str, scope: Scope) -> list[Version]:
         """Rows of a lookup (insertion order first, a NULL lineage and scope key for the
         subject asked about) as versions. Instants are shared through two bounded caches, of
-        calendar dates and of other instants, keyed by the timestamp read."""
+        calendar dates and of other instants, keyed by the timestamp read (at UTC)."""
         dates, times = self._dates, self._times
         if len(dates) + len(times) >= _INSTANTS_LIMIT:
             dates.clear()
@@ -971,7 +976,9 @@ class PostgresStore(PostgresRecords, PostgresRetrieval, PostgresRuntime, Postgre
         return result
 
     def _new_instant(self, cache: dict[_dt.datetime, Instant], value: _dt.datetime) -> Instant:
-        instant = cache[value] = Instant((value - _EPOCH) // _MICROSECOND, cache is self._dates)
+        """The instant of a timestamp at UTC (naive), remembered in ``cache``."""
+        micros = (value - _NAIVE_EPOCH) // _MICROSECOND
+        instant = cache[value] = Instant(micros, cache is self._dates)
         return instant
 
     def _scope(self, key: str) -> Scope:
