@@ -80,7 +80,8 @@ class SQLiteFloor:
 
 class PostgresFloor:
     """One ``psycopg`` connection in autocommit (no pool, no check on checkout); psycopg
-    prepares the statement on the server after its first few uses, as for the store's."""
+    prepares the statement on the server after its first few uses (the store's lookups
+    prepare theirs at once; both are prepared before the timed lookups)."""
 
     def __init__(self, url: str) -> None:
         import psycopg
