@@ -51,6 +51,7 @@ from vigente.time import Instant, Interval
 __all__ = ["MIGRATIONS", "PostgresStore"]
 
 Connection = psycopg.Connection[tuple[Any, ...]]
+Cursor = psycopg.Cursor[tuple[Any, ...]]
 Row = tuple[Any, ...]
 
 # Bits of date_flags: which instants were given as calendar dates (as in the SQLite backend).
@@ -469,6 +470,7 @@ class PostgresStore(PostgresRecords, PostgresRetrieval, PostgresRuntime, Postgre
         self._scopes: dict[str, Scope] = {}
         self._dates: dict[_dt.datetime, Instant] = {}  # instants read by lookups, shared
         self._times: dict[_dt.datetime, Instant] = {}
+        self._cursors: dict[Connection, Cursor] = {}  # a binary cursor per pooled connection
         try:
             options = conninfo_to_dict(url)
         except psycopg.ProgrammingError as exc:
@@ -673,7 +675,9 @@ class PostgresStore(PostgresRecords, PostgresRetrieval, PostgresRuntime, Postgre
         finally:
             local.unchecked = False
         try:
-            return conn.execute(query, params, prepare=True, binary=True).fetchall()
+            cursor = self._lookup_cursor(conn)
+            cursor.execute(query, params, prepare=True)
+            return cursor.fetchall()
         except psycopg.OperationalError as exc:
             if not conn.closed:
                 raise self._failed(exc) from None
@@ -683,6 +687,18 @@ class PostgresStore(PostgresRecords, PostgresRetrieval, PostgresRuntime, Postgre
             pool.putconn(conn)  # a closed one is replaced by the pool
         with self._borrow() as borrowed:
             return borrowed.execute(query, params, prepare=True, binary=True).fetchall()
+
+    def _lookup_cursor(self, conn: Connection) -> Cursor:
+        """The binary cursor lookups reuse on ``conn`` (one cursor a lookup costs about as much
+        again as decoding its rows). A connection is used by one thread at a time, and so is its
+        cursor; those of connections the pool has closed are dropped when a new one comes."""
+        cursor = self._cursors.get(conn)
+        if cursor is None:
+            for old in list(self._cursors):
+                if old.closed:
+                    self._cursors.pop(old, None)
+            cursor = self._cursors[conn] = conn.cursor(binary=True)
+        return cursor
 
     def _execute(self, query: str, params: Sequence[Any]) -> None:
         conn = self._in_transaction()
