@@ -124,6 +124,10 @@ UPSERT_MARK = """INSERT INTO runtime_cache_marks (conversation_id, cache, throug
     DO UPDATE SET through = max(through, excluded.through)"""
 SELECT_LAST_RANK = """SELECT ordinal FROM runtime_index
     WHERE conversation_id = ? AND grp = ? AND seq < ? ORDER BY seq DESC LIMIT 1"""
+# the rank of each (group, below) bound: its last ordinal before ``below`` (VALUES filled in)
+SELECT_RANKS = """WITH x (n, g, b) AS (VALUES {})
+    SELECT (SELECT i.ordinal FROM runtime_index i WHERE i.conversation_id = ? AND i.grp = x.g
+            AND i.seq < x.b ORDER BY i.seq DESC LIMIT 1) FROM x ORDER BY x.n"""
 INSERT_INDEX = """INSERT OR IGNORE INTO runtime_index (conversation_id, seq, kind, record_id,
     branch_id, grp, ordinal, known_from, flag) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"""
 RESOLVE_CALL = """UPDATE runtime_index SET resolved = ?
@@ -346,10 +350,14 @@ class SQLiteRuntime:
 
     def runtime_group_counts(self, conversation_id: str,
                              bounds: Sequence[tuple[str, int]]) -> list[int]:
-        out = []
-        for group, below in bounds:
-            rows = self._runtime_select(SELECT_LAST_RANK, (conversation_id, group, below))
-            out.append(int(rows[0][0]) if rows else 0)
+        out: list[int] = []
+        for start in range(0, len(bounds), 300):  # one statement per 300 bounds, a seek each
+            chunk = bounds[start:start + 300]
+            params: list[Any] = [p for n, (group, below) in enumerate(chunk)
+                                 for p in (n, group, below)]
+            rows = self._runtime_select(SELECT_RANKS.format(
+                ", ".join(["(?, ?, ?)"] * len(chunk))), [*params, conversation_id])
+            out += [int(r[0] or 0) for r in rows]
         return out
 
     # -- contents and blobs ----------------------------------------------------------------
