@@ -284,3 +284,29 @@ def test_the_async_agent_is_recorded_the_same_way(sqlite_vg: Vigente) -> None:
         ToolMessage,
     ]
     assert sqlite_vg.assembly.rebuild(out["vigente_assembly_id"])["matches"]
+
+
+def test_the_model_gets_short_call_ids_for_a_providers_long_ones(vg: Vigente) -> None:
+    long_id = "call_7MqMjJMaXLRTpdPdzCjzjfpE"
+    model = ScriptedChatModel(
+        messages=iter(
+            [
+                AIMessage("", tool_calls=[call("get_user", long_id, user_id="mia_li_3668")]),
+                AIMessage("Mia Li is a gold member."),
+            ]
+        )
+    )
+    agent, _ = agent_for(vg, model)
+    out = agent.invoke(
+        {"messages": [HumanMessage("who am I?")]}, {"configurable": {"thread_id": "ids"}}
+    )
+    assert out["messages"][-1].content == "Mia Li is a gold member."
+    # the state and the graph keep the provider's id; the model's request pairs call and
+    # result under a short one, which the assembly record maps back
+    assert {n.id for n in vg.runtime.graph("ids").of_kind("tool_call")} == {long_id}
+    second = model.received[-1]
+    (ai,) = [m for m in second if isinstance(m, AIMessage) and m.tool_calls]
+    (result,) = [m for m in second if isinstance(m, ToolMessage)]
+    assert ai.tool_calls[0]["id"] == result.tool_call_id != long_id
+    record = vg.assembly.explain(out["vigente_assembly_id"])
+    assert record["call_ids"] == {result.tool_call_id: long_id}

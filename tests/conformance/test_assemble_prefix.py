@@ -57,8 +57,10 @@ class Session:
     def user(self, mid: str, text: str, branch: str = "main") -> None:
         self.apply(dict(event="message", id=mid, branch=branch, role="user", content=text))
 
-    def request(self, branch: str = "main", fmt: str = "openai-chat") -> Any:
-        return self.vg.assembly.assemble(C, branch, "agent", format=fmt, persist=False)
+    def request(self, branch: str = "main", fmt: str = "openai-chat", policy: Any = None) -> Any:
+        return self.vg.assembly.assemble(
+            C, branch, "agent", format=fmt, policy=policy, persist=False
+        )
 
 
 def _decision(a: Any, ref: str) -> dict[str, Any]:
@@ -98,7 +100,7 @@ def test_within_a_turn_each_request_extends_the_previous_one(vg: Vigente) -> Non
     last = s.request()
     memory = next(m for m in last.messages if m.get("tool_call_id") == "t1")
     # the result went as its lossless memory from the start, in the result's place
-    assert memory["content"].startswith("[compact form; raw kept]")
+    assert memory["content"].startswith("[compact form]\n")
     assert "certificate_7504069" in memory["content"] and "HAT039" in memory["content"]
     assert '"reservation_id"' not in memory["content"]  # the call above gives it
     assert _decision(last, "t1")["reason"] == "compacted"
@@ -124,7 +126,9 @@ def test_a_result_its_memory_cannot_hold_stays_raw_for_the_turn(vg: Vigente) -> 
     assert "rehydrate" in tool["content"] and rule not in tool["content"]
 
 
-def test_a_later_reading_of_the_same_entity_supersedes_at_the_next_turn(vg: Vigente) -> None:
+def _upgrade_session(vg: Vigente) -> Session:
+    """ZFA04Y read in one turn; a sibling branch forked after it; in the next turn the cabin is
+    changed (the change's result is the reservation read again)."""
     s = Session(vg)
     s.user("m1", "What is ZFA04Y?")
     s.call(
@@ -153,7 +157,32 @@ def test_a_later_reading_of_the_same_entity_supersedes_at_the_next_turn(vg: Vige
         {"reservation_id": "ZFA04Y", "cabin": "business"},
         reservation("ZFA04Y", "business"),
     )
-    this_turn = s.request()
+    return s
+
+
+def test_by_default_a_later_reading_of_the_same_entity_supersedes_at_once(vg: Vigente) -> None:
+    s = _upgrade_session(vg)
+    a = s.request()
+    # the earlier turn's reading goes as a marker in its place: the model holds one reading
+    older = _decision(a, "t1#memory")
+    assert older["reason"] == "superseded"
+    assert older["rule"] == "supersession.same_entity:reservation_id=ZFA04Y:by:t2#memory"
+    tool = next(m for m in a.messages if m.get("tool_call_id") == "t1")
+    assert tool["content"].startswith("[superseded by a later reading")
+    current = next(m for m in a.messages if m.get("tool_call_id") == "t2")
+    assert "certificate_7504069" in current["content"]  # the change's reading, current
+    alt = s.request(branch="alt")  # the sibling branch never saw the change: its reading stands
+    assert _decision(alt, "t1#memory")["as"] == "memory"
+
+
+def test_a_later_reading_of_the_same_entity_supersedes_at_the_next_turn(vg: Vigente) -> None:
+    from vigente.assemble import policy_from_document
+
+    next_turn_policy = policy_from_document(
+        {"id": "next-turn", "version": 1, "supersession": {"newer_reading": "next_turn"}}
+    )
+    s = _upgrade_session(vg)
+    this_turn = s.request(policy=next_turn_policy)
     # the earlier turn's reading stands while this turn goes on (the prefix stays as it was)
     assert _decision(this_turn, "t1#memory")["as"] == "memory"
     s.call(
@@ -163,14 +192,14 @@ def test_a_later_reading_of_the_same_entity_supersedes_at_the_next_turn(vg: Vige
         {"reservation_id": "ZFA04Y"},
         reservation("ZFA04Y", "business"),
     )
-    again = s.request()
+    again = s.request(policy=next_turn_policy)
     # within one turn a newer reading supersedes at once: the request changes near its end
     assert _decision(again, "t2#memory")["rule"] == (
         "supersession.same_entity:reservation_id=ZFA04Y:by:t3#memory"
     )
     assert _decision(again, "t1#memory")["as"] == "memory"
     s.user("m4", "Done?")
-    next_turn = s.request()
+    next_turn = s.request(policy=next_turn_policy)
     older = _decision(next_turn, "t1#memory")
     assert older["reason"] == "superseded"
     assert older["rule"] == "supersession.same_read:by:t3#memory"
@@ -182,7 +211,7 @@ def test_a_later_reading_of_the_same_entity_supersedes_at_the_next_turn(vg: Vige
     assert '"cabin":"business"' in current["content"]
     # a sibling branch forked before the update never sees those readings: its own stands
     s.user("m5", "Keep economy.", branch="alt")
-    alt = s.request(branch="alt")
+    alt = s.request(branch="alt", policy=next_turn_policy)
     assert _decision(alt, "t1#memory")["as"] == "memory"
     assert _decision(alt, "t2")["reason"] == "other_branch"
 

@@ -399,7 +399,7 @@ def _print_memory(unit: Unit, marker: bool, in_place: ToolCall | None) -> str:
         if in_place:
             head = (
                 (
-                    "[compact form; raw kept"
+                    "[compact form"
                     if not node.limit_notes and getattr(node, "extractor", None)
                     else "[memory of this result; the raw result is kept, rehydrate it for "
                     "exact values"
@@ -440,6 +440,8 @@ def _print_memory(unit: Unit, marker: bool, in_place: ToolCall | None) -> str:
         body["facts"] = facts
     if in_place is not None and set(body) == {"facts"}:
         body = body["facts"]  # nothing else to say: the facts alone
+        if isinstance(body, dict) and set(body) == {"result"}:
+            body = body["result"]  # the extractor's name for a result that is not an object
     return head + "\n" + json.dumps(body, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 

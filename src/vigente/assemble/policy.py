@@ -16,6 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from vigente.assemble.call_ids import CALL_IDS
 from vigente.errors import InvalidInput
 from vigente.runtime.records import PRIVACY
 
@@ -46,6 +47,7 @@ _SCHEMA: dict[str, dict[str, type | tuple[type, ...]]] = {
     "speakers": {"label_others": bool},
     "retention": {"assembly_days": int},
     "modes": {"moderators": list},
+    "serialization": {"call_ids": str},
 }
 
 
@@ -149,6 +151,8 @@ def _validate(doc: dict[str, Any], where: str) -> None:
         raise bad(
             f"supersession.newer_reading must be one of {', '.join(map(repr, NEWER_READING))}"
         )
+    if doc["serialization"]["call_ids"] not in CALL_IDS:
+        raise bad(f"serialization.call_ids must be one of {', '.join(map(repr, CALL_IDS))}")
     if doc["rehydration"]["max_bytes"] < 0:
         raise bad("rehydration.max_bytes must be >= 0")
     if doc["retention"]["assembly_days"] < 0:

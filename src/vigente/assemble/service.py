@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vigente.assemble.blocks import digest
+from vigente.assemble.call_ids import short_call_ids, with_wire_ids
 from vigente.assemble.gather import (
     FIRST_PAGE,
     CountCache,
@@ -233,6 +234,7 @@ class Assembler:
         protected = [*protected_ids(self.store, conversation, chain, k), *boundary.rehydrate]
         above = Horizon(self.store, conversation, k)
         remembered = self._remembering_tokenizer(pol.encoding)
+        short_ids = pol.get("serialization", "call_ids") == "short"
         tok = CountCache(remembered)
         chat = serializer("openai-chat")
         page = FIRST_PAGE
@@ -269,6 +271,8 @@ class Assembler:
             ctx = self._context(pol, boundary, units)
             decide(contract.decide_first(list(units.values()), ctx), ctx)
             units = self._read_contents(units, ctx, pol, texts)
+            # each call's place in the log, for its wire id (call_ids = "short")
+            seqs = {u.node.id: u.position for u in units.values() if u.kind == "artifact"}
 
             def cost(
                 unit: Unit,
@@ -276,11 +280,14 @@ class Assembler:
                 ctx: Context = ctx,
                 units: dict[str, Unit] = units,
                 contract: Any = contract,
+                seqs: dict[str, int] = seqs,
             ) -> int:
                 # a unit's tokens: its blocks alone as a Chat Completions request (the count
                 # kept by the blocks' digest: the next round and the next request render
                 # most units the same)
                 blocks = contract.render(unit, d, boundary, _sole_exchange(unit, ctx, units))
+                if short_ids:  # costed as sent
+                    blocks = with_wire_ids(blocks, seqs)
                 return remembered.remember(
                     b"b" + digest(blocks),
                     lambda: count_message_tokens(tok, chat.serialize(blocks).messages),
@@ -320,6 +327,9 @@ class Assembler:
                 for b in contract.render(units[r], d, boundary, in_place.get(r))
             ]
         )
+        call_ids: dict[str, str] = {}
+        if short_ids:
+            blocks, call_ids = short_call_ids(blocks, seqs)
         request = serializer(format).serialize(blocks)
         serialization_ms = _ms(t2)
         assembled = remembered.remember(
@@ -389,6 +399,7 @@ class Assembler:
             "omitted": omitted,
             "omission_counts": counts,
             "horizon": {"before_seq": since, "not_read": [r.as_dict() for r in ranges]},
+            "call_ids": call_ids,
             "tokens": {"assembled": assembled, "replay": replay, "encoding": tok.name},
             "counts": {
                 "replay_messages": replay_count,

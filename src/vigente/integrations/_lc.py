@@ -84,15 +84,17 @@ def to_items(messages: Sequence[BaseMessage]) -> list[Item]:
 
 def assembled_messages(assembly: ContextAssembly, recorder: Recorder) -> list[BaseMessage]:
     """The assembled request (``format="langchain"``) as LangChain messages; ids of records a
-    fork re-recorded (``branch/id``) are given back as the framework's own ids."""
+    fork re-recorded (``branch/id``) are given back as the framework's own ids, short wire ids
+    (``c17``) go as they are (see :meth:`Recorder.framework_call_id`)."""
     out = messages_from_dict(assembly.messages)
+    wire = assembly.record.get("call_ids", {})
     for m in out:
         if isinstance(m, AIMessage) and m.tool_calls:
             for c in m.tool_calls:
                 if c.get("id"):
-                    c["id"] = recorder.framework_id(str(c["id"]))
+                    c["id"] = recorder.framework_call_id(wire, str(c["id"]))
         elif isinstance(m, ToolMessage):
-            m.tool_call_id = recorder.framework_id(m.tool_call_id)
+            m.tool_call_id = recorder.framework_call_id(wire, m.tool_call_id)
     return out
 
 

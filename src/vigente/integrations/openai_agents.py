@@ -184,9 +184,10 @@ class VigenteSession:
         )
         self.last_assembly_id = assembly.id
         items: list[Any] = []
+        wire = assembly.record.get("call_ids", {})
         for m in assembly.messages:
             if "call_id" in m:
-                m = {**m, "call_id": rec.framework_id(m["call_id"])}
+                m = {**m, "call_id": rec.framework_call_id(wire, str(m["call_id"]))}
             items.append(m)
         return items[-limit:] if limit else items
 

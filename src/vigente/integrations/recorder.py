@@ -216,6 +216,13 @@ class Recorder:
         head, sep, rest = record_id.partition("/")
         return rest if sep and head in self._branches else record_id
 
+    def framework_call_id(self, call_ids: Mapping[str, str], wire: str) -> str:
+        """The id to give the framework for the tool call that ``wire`` names in an assembled
+        request: a short wire id the assembly made (``call_ids``, the record's map) as it is —
+        it pairs the call with its result, which is all a model needs, at a few tokens instead
+        of a framework's 15–20 — and any other id as the framework's own (a fork's prefix off)."""
+        return wire if wire in call_ids else self.framework_id(wire)
+
     def _key(self, record_id: str) -> str:
         return _REPEAT.sub("", self.framework_id(record_id))
 
