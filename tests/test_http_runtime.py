@@ -24,6 +24,7 @@ from vigente.runtime.events import EVENTS
 ADMIN_KEY = "runtime-admin-key-0123456789abcdef"
 ADMIN = {"Authorization": f"Bearer {ADMIN_KEY}"}
 C = "trip-42"
+FRESH = "2026-10-05T08:30:00+00:00"  # just after the seeded session: its memories are fresh
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -175,7 +176,7 @@ def test_a_bad_event_refuses_the_whole_batch(client: httpx.Client) -> None:
 def test_assemble_with_every_option_then_explain(client: httpx.Client) -> None:
     key = tenant(client, "acme")
     seeded(client, key)
-    first = assembled(client, key)
+    first = assembled(client, key, as_of=FRESH)  # its memories fresh: t1 goes as it was
     assert first["policy"]["id"] == "vigente-default" and first["format"] == "openai-chat"
     included = {d["ref"]: d["as"] for d in first["included"]}
     omitted = {d["ref"]: d["reason"] for d in first["omitted"]}
@@ -270,7 +271,7 @@ def test_bad_assembly_requests_are_4xx_with_the_fix(client: httpx.Client) -> Non
         "invalid_input",
     )
     error(client.get("/v1/assemblies/asm_nope", headers=key), 404, "not_found")
-    first = assembled(client, key)
+    first = assembled(client, key, as_of=FRESH)  # its memories fresh: t1 goes as it was
     error(
         client.get(
             f"/v1/assemblies/{first['assembly_id']}/diff",
@@ -295,7 +296,7 @@ def test_purge_account_deletes_its_conversations_and_assemblies(client: httpx.Cl
         headers=key,
         json={"event": "conversation", "id": "keep", "account": "acct-kept"},
     )
-    first = assembled(client, key)
+    first = assembled(client, key, as_of=FRESH)  # its memories fresh: t1 goes as it was
     dry = client.delete("/v1/accounts/acct-demo", params={"dry_run": "true"}, headers=key).json()
     assert dry["dry_run"] is True and dry["conversations"] == [C] and dry["rows"] > 0
     assert client.get(f"/v1/assemblies/{first['assembly_id']}", headers=key).status_code == 200

@@ -117,6 +117,12 @@ class Context:
     newer: dict[str, tuple[str, str]] = field(default_factory=dict)  # memory -> (why, newer)
     retried: dict[str, str] = field(default_factory=dict)  # failed call -> its successful retry
     protected: frozenset[str] = frozenset()  # refs the runtime mode keeps whatever the budget
+    stale: frozenset[str] = frozenset()  # memories past their freshness
+
+    def stale_source(self, call: str) -> bool:
+        """Whether a memory derived from this tool exchange is stale: the exchange's result is
+        then not current truth either, and goes only as that memory's stale marker."""
+        return any(m in self.stale for m in self.memories_of.get(call, ()))
 
     def sole_call(self, memory: ToolMemory) -> str | None:
         """The one tool exchange (call id) a tool memory was derived from, if there is one."""
@@ -211,6 +217,7 @@ def small_result_rule(unit: Unit, ctx: Context) -> Decision | None:
         and unit.status == "succeeded"
         and unit.artifacts
         and unit.artifacts[-1].result_ref.bytes <= ctx.policy.get("recency", "keep_small_bytes")
+        and not ctx.stale_source(unit.ref)
     ):
         return _yes(unit, "recency.small_result", "tool_exchange")
     return None

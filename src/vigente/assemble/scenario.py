@@ -66,6 +66,15 @@ class ScenarioResult:
         }
 
 
+def _last_at(events: list[str]) -> str | None:
+    """The last ``at`` that these event lines give (an import carries it to later lines)."""
+    for line in reversed(events):
+        at = json.loads(line).get("at")
+        if isinstance(at, str):
+            return at
+    return None
+
+
 def _split(path: Path) -> tuple[list[str], list[tuple[int, dict[str, Any]]]]:
     events: list[str] = []
     expects: list[tuple[int, dict[str, Any]]] = []
@@ -117,10 +126,12 @@ def run_scenario(path: str | Path, runtime: Runtime | None = None) -> ScenarioRe
         conversations: list[str] = []
         assembler = Assembler(rt)
         done = 0
+        clock: str | None = None  # the log's time so far: an event without "at" happens then
         for upto, e in expects:
             n = e.pop("_line")
             if upto > done:  # an expectation holds at its place in the log
-                report = rt.import_events(events[done:upto])
+                report = rt.import_events(events[done:upto], now=clock)
+                clock = _last_at(events[done:upto]) or clock
                 conversations += [c for c in report.conversations if c not in conversations]
                 done = upto
             conversation = e.get("conversation") or (

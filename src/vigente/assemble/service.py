@@ -564,6 +564,7 @@ class Assembler:
                     call = ctx.exchange_of.get(s, s)
                     ctx.memories_of.setdefault(call, []).append(u.ref)
         ctx.retried = retries(units)
+        ctx.stale = frozenset(u.ref for u in units.values() if u.kind == "memory" and u.stale)
         limit = pol.get("recency", "tool_exchanges")
         max_bytes = pol.get("recency", "max_result_bytes")
         at_once = pol.get("recency", "compact_lossless")
@@ -575,6 +576,7 @@ class Assembler:
             and not any(a.retry_critical for a in u.artifacts)  # recovery keeps those
             and u.artifacts[-1].result_ref.bytes <= max_bytes
             and not (at_once and _lossless(u, ctx, units))
+            and not ctx.stale_source(u.ref)  # its stale memory's marker goes instead
         ]
         users = [u for u in units.values() if u.kind == "message" and u.node.role == "user"]
         latest_user = max(users, key=lambda u: u.position) if users else None
