@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from vigente import Vigente
-from vigente.runtime.openai import transcript_events
+from vigente.runtime.openai import event_lines, transcript_events
 
 C = "rebook-7"
 T0 = "2026-10-05T08:00:00+00:00"
@@ -245,10 +245,7 @@ def test_a_model_turn_is_one_assistant_message_with_its_parallel_calls(vg: Vigen
         {"role": "tool", "tool_call_id": "c1", "content": json.dumps(reservation("A1", "eco"))},
         {"role": "tool", "tool_call_id": "c2", "content": json.dumps(reservation("B2", "biz"))},
     ]
-    events = transcript_events(transcript, C, "acct")
-    vg.runtime.import_events(
-        [json.dumps({k: v for k, v in e.items() if k != "_message"}) for e in events]
-    )
+    vg.runtime.import_events(event_lines(transcript_events(transcript, C, "acct")))
     chat = vg.assembly.assemble(C, "main", "assistant", persist=False).messages
     turn = [m for m in chat if m["role"] == "assistant"]
     assert len(turn) == 1 and turn[0]["content"] == "Looking both up."

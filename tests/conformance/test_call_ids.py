@@ -13,7 +13,7 @@ import pytest
 
 from vigente import Vigente
 from vigente.assemble import policy_from_document
-from vigente.runtime.openai import transcript_events
+from vigente.runtime.openai import event_lines, transcript_events
 
 LONG = ["call_7MqMjJMaXLRTpdPdzCjzjfpE", "call_Ab7YHfneXdQk4tCXNRPh0C8u", "toolu_01A09q90qw9"]
 
@@ -52,8 +52,7 @@ def _transcript(ids: list[str]) -> list[dict[str, Any]]:
 
 
 def _events(transcript: list[dict[str, Any]]) -> list[str]:
-    events = transcript_events(transcript, "ids", "acct")
-    return [json.dumps({k: v for k, v in e.items() if k != "_message"}) for e in events]
+    return event_lines(transcript_events(transcript, "ids", "acct"))
 
 
 def _import(vg: Vigente, transcript: list[dict[str, Any]]) -> None:

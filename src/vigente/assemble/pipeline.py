@@ -461,6 +461,20 @@ def _withheld(unit: Unit, why: str) -> str:
     )
 
 
+def _exchange(unit: Unit, call: ToolCall, text: str, failed: bool = False) -> Block:
+    """``call`` as the model made it (its run is the model turn) with ``text`` as its result."""
+    return Block(
+        "exchange",
+        text,
+        unit.ref,
+        call.id,
+        call.name,
+        dict(call.arguments),
+        failed,
+        group=call.run_id or "",
+    )
+
+
 def render(
     unit: Unit, decision: Decision, boundary: Boundary, exchange: Unit | None = None
 ) -> list[Block]:
@@ -474,17 +488,7 @@ def render(
         return []  # its content reaches the model through its source exchange
     if unit.kind == "memory" and exchange is not None and as_ in ("memory", "stale_marker"):
         made: ToolCall = exchange.node
-        return [
-            Block(
-                "exchange",
-                _memory_text(unit, as_ == "stale_marker", in_place=made),
-                unit.ref,
-                made.id,
-                made.name,
-                dict(made.arguments),
-                group=made.run_id or "",
-            )
-        ]
+        return [_exchange(unit, made, _memory_text(unit, as_ == "stale_marker", in_place=made))]
     if as_ == "instruction":
         return [Block("system", node.content, unit.ref)]
     if as_ == "message":
@@ -505,18 +509,7 @@ def render(
         else:
             text = _withheld(unit, "the raw result is withheld by the privacy policy")
         failed = unit.status == "failed" or any(a.is_error for a in unit.artifacts)
-        return [
-            Block(
-                "exchange",
-                text,
-                unit.ref,
-                call.id,
-                call.name,
-                dict(call.arguments),
-                failed,
-                group=call.run_id or "",
-            )
-        ]
+        return [_exchange(unit, call, text, failed)]
     if as_ == "reference":
         a = unit.artifacts[-1] if unit.artifacts else None
         detail = (
@@ -532,19 +525,7 @@ def render(
                 f"[result kept outside this context ({detail}); rehydrate it if exact values "
                 "are needed]"
             )
-        # in the result's place, after the call as it was made
-        call = node
-        return [
-            Block(
-                "exchange",
-                text,
-                unit.ref,
-                call.id,
-                call.name,
-                dict(call.arguments),
-                group=call.run_id or "",
-            )
-        ]
+        return [_exchange(unit, node, text)]  # in the result's place, after the call
     if as_ in ("memory", "stale_marker"):
         return [Block("data", _memory_text(unit, as_ == "stale_marker"), unit.ref)]
     if as_ == "skill_state":

@@ -66,17 +66,11 @@ class ScenarioResult:
         }
 
 
-def _last_at(events: list[str]) -> str | None:
-    """The last ``at`` that these event lines give (an import carries it to later lines)."""
-    for line in reversed(events):
-        at = json.loads(line).get("at")
-        if isinstance(at, str):
-            return at
-    return None
-
-
-def _split(path: Path) -> tuple[list[str], list[tuple[int, dict[str, Any]]]]:
+def _split(path: Path) -> tuple[list[str], list[str | None], list[tuple[int, dict[str, Any]]]]:
+    """The event lines, the log's time at each (the last ``at`` so far: an import carries it
+    to the lines that give none) and the ``expect`` lines with the number of events before."""
     events: list[str] = []
+    clocks: list[str | None] = []
     expects: list[tuple[int, dict[str, Any]]] = []
     try:
         text = path.read_text("utf-8")
@@ -102,12 +96,14 @@ def _split(path: Path) -> tuple[list[str], list[tuple[int, dict[str, Any]]]]:
             expects.append((len(events), obj | {"_line": n}))
         else:
             events.append(line)
+            at = obj.get("at") if isinstance(obj, dict) else None
+            clocks.append(at if isinstance(at, str) else clocks[-1] if clocks else None)
     if not expects:
         raise InvalidInput(
             f"scenario {str(path)!r} has no expect line: add one saying what "
             "must and must not reach the model"
         )
-    return events, expects
+    return events, clocks, expects
 
 
 def run_scenario(path: str | Path, runtime: Runtime | None = None) -> ScenarioResult:
@@ -118,7 +114,7 @@ def run_scenario(path: str | Path, runtime: Runtime | None = None) -> ScenarioRe
     from vigente.store import open_store
 
     p = Path(path)
-    events, expects = _split(p)
+    events, clocks, expects = _split(p)
     result = ScenarioResult(str(p))
     store = open_store(":memory:") if runtime is None else runtime.store
     try:
@@ -126,12 +122,11 @@ def run_scenario(path: str | Path, runtime: Runtime | None = None) -> ScenarioRe
         conversations: list[str] = []
         assembler = Assembler(rt)
         done = 0
-        clock: str | None = None  # the log's time so far: an event without "at" happens then
         for upto, e in expects:
             n = e.pop("_line")
             if upto > done:  # an expectation holds at its place in the log
-                report = rt.import_events(events[done:upto], now=clock)
-                clock = _last_at(events[done:upto]) or clock
+                # an event without "at" happens at the log's time so far, as in one import
+                report = rt.import_events(events[done:upto], now=clocks[done - 1] if done else None)
                 conversations += [c for c in report.conversations if c not in conversations]
                 done = upto
             conversation = e.get("conversation") or (

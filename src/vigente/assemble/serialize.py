@@ -61,7 +61,7 @@ class Turn:
 
 def turns(blocks: list[Block]) -> list[Block | Turn]:
     """Consecutive ``assistant`` and ``exchange`` blocks of one run (``group``) as a
-    :class:`Turn`; every other block as it is."""
+    :class:`Turn`, an exchange of no run as a turn of its own; every other block as it is."""
     out: list[Block | Turn] = []
     run: list[Block] = []
 
@@ -83,7 +83,7 @@ def turns(blocks: list[Block]) -> list[Block | Turn]:
             run.append(b)
             continue
         close()
-        out.append(b)
+        out.append(Turn(None, (b,)) if b.kind == "exchange" else b)
     close()
     return out
 
@@ -118,21 +118,6 @@ class OpenAIChat:
                 out.append({"role": "user", "content": b.text})
             elif b.kind == "assistant":
                 out.append({"role": "assistant", "content": b.text})
-            elif b.kind == "exchange":
-                out.append(
-                    {
-                        "role": "assistant",
-                        "content": None,
-                        "tool_calls": [
-                            {
-                                "id": b.call_id,
-                                "type": "function",
-                                "function": {"name": b.name, "arguments": _args(b)},
-                            }
-                        ],
-                    }
-                )
-                out.append({"role": "tool", "tool_call_id": b.call_id, "content": b.text})
         return Request(out)
 
 
@@ -237,9 +222,6 @@ class AnthropicMessages:
                 push("user", [{"type": "text", "text": b.text or "(empty)"}])
             elif b.kind == "assistant":
                 push("assistant", [{"type": "text", "text": b.text or "(empty)"}])
-            elif b.kind == "exchange":
-                push("assistant", [use(b)])
-                out.append({"role": "user", "content": [result(b)]})
         if out and out[0]["role"] != "user":
             out.insert(
                 0,
@@ -311,31 +293,6 @@ class LangChainDicts:
                 out.append(msg("human", b.text))
             elif b.kind == "assistant":
                 out.append(msg("ai", b.text, tool_calls=[], invalid_tool_calls=[]))
-            elif b.kind == "exchange":
-                out.append(
-                    msg(
-                        "ai",
-                        "",
-                        tool_calls=[
-                            {
-                                "name": b.name,
-                                "args": _input(b),
-                                "id": b.call_id,
-                                "type": "tool_call",
-                            }
-                        ],
-                        invalid_tool_calls=[],
-                    )
-                )
-                out.append(
-                    msg(
-                        "tool",
-                        b.text,
-                        tool_call_id=b.call_id,
-                        status="error" if b.is_error else "success",
-                        artifact=None,
-                    )
-                )
         return Request(out)
 
 

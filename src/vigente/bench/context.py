@@ -17,6 +17,8 @@ import argparse
 import json
 import lzma
 import statistics
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +29,16 @@ from vigente.api import Vigente
 from vigente.assemble import count_message_tokens, tiktoken_tokenizer
 from vigente.assemble.policy import Policy, load_policy
 from vigente.bench._scenarios import DEFAULT_SCENARIOS, render_scenarios, run_scenarios
-from vigente.runtime.openai import transcript_events
+from vigente.runtime.openai import event_lines, transcript_events
 
-__all__ = ["BENCHMARK", "ContextBenchmark", "action_points", "required_facts"]
+__all__ = [
+    "BENCHMARK",
+    "ContextBenchmark",
+    "FactTally",
+    "action_points",
+    "load_tau",
+    "required_facts",
+]
 
 DEFAULT_TAU = (
     Path(__file__).resolve().parents[3].parent
@@ -79,6 +88,50 @@ def required_facts(before: list[dict[str, Any]], actions: list[dict[str, Any]]) 
     in the session outside the system prompt."""
     earlier = json.dumps([x for x in before if x.get("role") != "system"], ensure_ascii=False)
     return {v for action in actions for v in _values(action.get("kwargs", {})) if v in earlier}
+
+
+def load_tau(path: Path, limit: int | None) -> list[dict[str, Any]]:
+    """The tau-bench sessions of ``path`` (``.json`` or ``.json.xz``), the first ``limit``."""
+    data: list[dict[str, Any]] = json.loads(
+        lzma.open(path).read() if path.suffix == ".xz" else path.read_bytes()
+    )
+    return data[:limit] if limit else data
+
+
+@dataclass
+class FactTally:
+    """The action points' required facts, and for each method's request how many it holds
+    verbatim and its history tokens (everything but system messages) there."""
+
+    methods: tuple[str, ...]
+    count: Callable[[list[dict[str, Any]]], int]
+    points: int = 0
+    required: int = 0
+    available: dict[str, int] = field(default_factory=dict)
+    history: dict[str, list[int]] = field(default_factory=dict)
+
+    def add(self, requests: dict[str, list[dict[str, Any]]], need: set[str]) -> None:
+        """One action point: ``need`` its required facts, ``requests`` by method."""
+        if not need:
+            return
+        self.points += 1
+        self.required += len(need)
+        for name in self.methods:
+            text = json.dumps(requests[name], ensure_ascii=False)
+            self.available[name] = self.available.get(name, 0) + sum(1 for v in need if v in text)
+            self.history.setdefault(name, []).append(
+                self.count([x for x in requests[name] if x.get("role") != "system"])
+            )
+
+    def figures(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"tau_points": self.points, "tau_required_facts": self.required}
+        for name in self.methods:
+            out[f"tau_availability_{name}"] = (
+                round(self.available.get(name, 0) / self.required, 4) if self.required else None
+            )
+            seen = self.history.get(name)
+            out[f"tau_history_tokens_{name}"] = round(statistics.mean(seen), 1) if seen else None
+        return out
 
 
 def _prefix(a: list[int], b: list[int]) -> int:
@@ -144,20 +197,16 @@ def _lc_ready(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def run_tau(
     path: Path, limit: int | None, log: Console, policy: Policy | None = None
 ) -> dict[str, Any]:
-    data = json.loads(lzma.open(path).read() if path.suffix == ".xz" else path.read_bytes())
-    sessions = data[:limit] if limit else data
+    sessions = load_tau(path, limit)
     tok = tiktoken_tokenizer("o200k_base")
 
     def count(messages: list[dict[str, Any]]) -> int:
         return count_message_tokens(tok, messages)
 
     base = _Baselines(count)
-    required = 0
-    available = dict.fromkeys(METHODS, 0)
-    history: dict[str, list[int]] = {m: [] for m in METHODS}
+    tally = FactTally(METHODS, count)
     per_call: dict[str, list[int]] = {m: [] for m in ("replay", "masking", "vigente")}
     cost: dict[str, float] = dict.fromkeys(("replay", "masking", "vigente"), 0.0)
-    points = 0
     for s, session in enumerate(sessions):
         traj = [_clean(m) for m in session["traj"]]
         actions = list(session["info"]["task"].get("actions") or [])
@@ -173,9 +222,7 @@ def run_tau(
             }
             with Vigente.open(":memory:") as vg:
                 events = transcript_events(before, "tau", "bench")
-                vg.runtime.import_events(
-                    [json.dumps({k: v for k, v in e.items() if k != "_message"}) for e in events]
-                )
+                vg.runtime.import_events(event_lines(events))
                 a = vg.assembly.assemble("tau", "main", "assistant", policy=policy, persist=False)
             requests["vigente"] = a.messages
             for name in ("replay", "masking", "vigente"):
@@ -186,30 +233,10 @@ def run_tau(
                 previous[name] = ids
             if i in wanted:
                 requests["trim"] = base.trim(before, count(a.messages))
-                need = required_facts(before, wanted[i])
-                if need:
-                    points += 1
-                    required += len(need)
-                    for name in METHODS:
-                        text = json.dumps(requests[name], ensure_ascii=False)
-                        available[name] += sum(1 for v in need if v in text)
-                        history[name].append(
-                            count([x for x in requests[name] if x.get("role") != "system"])
-                        )
+                tally.add(requests, required_facts(before, wanted[i]))
         if s % 10 == 9:
             log.print(f"  {s + 1}/{len(sessions)} sessions")
-    figures: dict[str, Any] = {
-        "tau_sessions": len(sessions),
-        "tau_points": points,
-        "tau_required_facts": required,
-    }
-    for name in METHODS:
-        figures[f"tau_availability_{name}"] = (
-            round(available[name] / required, 4) if required else None
-        )
-        figures[f"tau_history_tokens_{name}"] = (
-            round(statistics.mean(history[name]), 1) if history[name] else None
-        )
+    figures: dict[str, Any] = {"tau_sessions": len(sessions), **tally.figures()}
     for name in ("replay", "masking", "vigente"):
         figures[f"tau_tokens_per_call_{name}"] = round(statistics.mean(per_call[name]), 1)
         figures[f"tau_cache_cost_{name}"] = round(cost[name])

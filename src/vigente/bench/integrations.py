@@ -15,8 +15,6 @@ wrapper's time minus the model handler's and the assembly's (recording, conversi
 from __future__ import annotations
 
 import argparse
-import json
-import lzma
 import statistics
 import time
 from pathlib import Path
@@ -29,12 +27,14 @@ from vigente.api import Vigente
 from vigente.assemble import count_message_tokens, tiktoken_tokenizer
 from vigente.bench.context import (
     DEFAULT_TAU,
+    FactTally,
     _clean,
     _lc_ready,
     action_points,
+    load_tau,
     required_facts,
 )
-from vigente.runtime.openai import transcript_events
+from vigente.runtime.openai import event_lines, transcript_events
 
 __all__ = ["BENCHMARK", "IntegrationsBenchmark"]
 
@@ -78,18 +78,14 @@ def run_integrations(path: Path, limit: int | None, log: Console) -> dict[str, A
 
     from vigente.integrations.langchain import VigenteMiddleware
 
-    data = json.loads(lzma.open(path).read() if path.suffix == ".xz" else path.read_bytes())
-    sessions = data[:limit] if limit else data
+    sessions = load_tau(path, limit)
     tok = tiktoken_tokenizer("o200k_base")
 
     def count(messages: list[dict[str, Any]]) -> int:
         return count_message_tokens(tok, messages)
 
     fake = GenericFakeChatModel(messages=iter(()))
-    required = 0
-    points = 0
-    available = dict.fromkeys(METHODS, 0)
-    history: dict[str, list[int]] = {m: [] for m in METHODS}
+    tally = FactTally(METHODS, count)
     per_call: dict[str, list[int]] = {m: [] for m in METHODS}
     same_selection = 0
     overhead: list[float] = []
@@ -114,12 +110,7 @@ def run_integrations(path: Path, limit: int | None, log: Console) -> dict[str, A
                 # the assembler benchmark's request for this point
                 with Vigente.open(":memory:") as vg:
                     events = transcript_events(before, "tau", "bench")
-                    vg.runtime.import_events(
-                        [
-                            json.dumps({k: v for k, v in e.items() if k != "_message"})
-                            for e in events
-                        ]
-                    )
+                    vg.runtime.import_events(event_lines(events))
                     t0 = time.perf_counter()
                     a = vg.assembly.assemble("tau", "main", "assistant", persist=False)
                     assembly_ms["assembler"].append((time.perf_counter() - t0) * 1000)
@@ -146,22 +137,12 @@ def run_integrations(path: Path, limit: int | None, log: Console) -> dict[str, A
                 mine = live.assembly.explain(answer.response_metadata["vigente_assembly_id"])
                 same_selection += int(_selection(mine) == _selection(a.record))
                 if i in wanted:
-                    need = required_facts(before, wanted[i])
-                    if need:
-                        points += 1
-                        required += len(need)
-                        for name in METHODS:
-                            text = json.dumps(requests[name], ensure_ascii=False)
-                            available[name] += sum(1 for v in need if v in text)
-                            history[name].append(
-                                count([x for x in requests[name] if x.get("role") != "system"])
-                            )
+                    tally.add(requests, required_facts(before, wanted[i]))
         if s % 10 == 9:
             log.print(f"  {s + 1}/{len(sessions)} sessions")
     figures: dict[str, Any] = {
         "tau_sessions": len(sessions),
-        "tau_points": points,
-        "tau_required_facts": required,
+        **tally.figures(),
         "model_calls": calls,
         "same_selection_calls": same_selection,
         "overhead_ms_p50": _pct(overhead, 0.5),
@@ -173,12 +154,6 @@ def run_integrations(path: Path, limit: int | None, log: Console) -> dict[str, A
         "overhead_target_ms": TARGET_MS,
     }
     for name in METHODS:
-        figures[f"tau_availability_{name}"] = (
-            round(available[name] / required, 4) if required else None
-        )
-        figures[f"tau_history_tokens_{name}"] = (
-            round(statistics.mean(history[name]), 1) if history[name] else None
-        )
         figures[f"tau_tokens_per_call_{name}"] = round(statistics.mean(per_call[name]), 1)
         figures[f"assembly_ms_p50_{name}"] = _pct(assembly_ms[name], 0.5)
     return figures

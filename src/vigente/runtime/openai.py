@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from vigente.runtime.events import RuntimeImportReport
     from vigente.runtime.service import Runtime
 
-__all__ = ["import_openai", "read_transcript", "transcript_events"]
+__all__ = ["event_lines", "import_openai", "read_transcript", "transcript_events"]
 
 
 def read_transcript(path: str | Path, *, trial: int | None = None) -> list[dict[str, Any]]:
@@ -119,6 +119,13 @@ def _tag(events: list[dict[str, Any]], first: int, message: int) -> None:
         e["_message"] = message
 
 
+def event_lines(events: list[dict[str, Any]]) -> list[str]:
+    """``transcript_events`` as lines of the event log, without the transcript position each
+    event carries for error messages."""
+    return [json.dumps({k: v for k, v in e.items() if k != "_message"}, ensure_ascii=False)
+            for e in events]
+
+
 def import_openai(rt: Runtime, path: str | Path, *, conversation: str, account: str,
                   trial: int | None = None, model: str = "unknown",
                   at: Instant | None = None) -> RuntimeImportReport:
@@ -128,8 +135,7 @@ def import_openai(rt: Runtime, path: str | Path, *, conversation: str, account: 
     events = transcript_events(read_transcript(path, trial=trial), conversation, account,
                                model=model, at=at)
     try:
-        return import_events(rt, [json.dumps({k: v for k, v in e.items() if k != "_message"},
-                                             ensure_ascii=False) for e in events])
+        return import_events(rt, event_lines(events))
     except ImportFileError as exc:
         origin = events[exc.line_number - 1].get("_message")
         where = f"message {origin}" if origin else "the transcript's header"
