@@ -89,6 +89,9 @@ def test_long_ids_go_short_and_paired_in_every_format(vg: Vigente, fmt: str) -> 
     # the record says which call each wire id stands for, and keeps saying it once stored
     assert a.record["call_ids"] == dict(zip(calls, LONG, strict=True))
     assert vg.assembly.explain(a.id)["call_ids"] == a.record["call_ids"]
+    # why-not takes the id the model saw and answers for its call
+    why = vg.assembly.why_not(a.id, calls[0])
+    assert why["ref"] == LONG[0] and why["candidate"] and why["kind"] == "artifact"
     assert a.record["tokens"]["assembled"] < a.record["tokens"]["replay"]
 
 

@@ -676,8 +676,13 @@ class Assembler:
         }
 
     def why_not(self, assembly_id: str, ref: str) -> dict[str, Any]:
-        """The rule that omitted ``ref`` (or included it), or why it was never a candidate."""
+        """The rule that omitted ``ref`` (or included it), or why it was never a candidate.
+        ``ref`` may be a short wire id the request gave a tool call (``c12``): the call's."""
         record = self.record(assembly_id)
+        decided = {d["ref"] for d in (*record["included"], *record["omitted"])}
+        wire = record.get("call_ids", {})
+        if ref not in decided and ref in wire:
+            ref = wire[ref]
         for d in record["omitted"]:
             if d["ref"] == ref:
                 return {

@@ -135,14 +135,16 @@ def explain(
         return
     if why_not is not None:
         data = assembly.why_not(assembly_id, why_not)
+        # a short wire id the request gave a tool call is answered for that call
+        ref = why_not if data["ref"] == why_not else f"{why_not} ({data['ref']})"
         if as_json:
             _emit(data)
         elif data["candidate"] and data["reason"] is None:
-            click.echo(f"{why_not} reached the model as {data.get('included_as')} [{data['rule']}]")
+            click.echo(f"{ref} reached the model as {data.get('included_as')} [{data['rule']}]")
         elif data["candidate"]:
-            click.echo(f"{why_not} was omitted: {data['reason']} [{data['rule']}]")
+            click.echo(f"{ref} was omitted: {data['reason']} [{data['rule']}]")
         else:
-            click.echo(f"{why_not}: {data['rule']}")
+            click.echo(f"{ref}: {data['rule']}")
         return
     if rebuild:
         data = assembly.rebuild(assembly_id)
