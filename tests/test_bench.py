@@ -149,6 +149,19 @@ def test_the_table_is_printed_without_json(tmp_path: Path) -> None:
     assert "python -m vigente.bench kernel --versions 300" in proc.stdout
 
 
+def test_db_keeps_the_store_it_names_with_every_planned_version(tmp_path: Path) -> None:
+    # The ingest floor and the copies without indexes are scratch databases: with --db they
+    # used to be made at the given path too, so the floor's fresh database wiped the store.
+    db = tmp_path / "kernel.db"
+    proc = run_bench(
+        "kernel", "--versions", "300", "--lookups", "50", "--db", str(db), "--json", cwd=tmp_path
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout.strip().splitlines()[-1])["versions"] == 300
+    with Vigente.open(db) as vg:
+        assert sum(len(vg.history(lineage)) for lineage, _ in vg.lineages()) == 300
+
+
 def test_every_benchmark_is_a_subcommand(tmp_path: Path) -> None:
     proc = run_bench("--help", cwd=tmp_path)
     assert proc.returncode == 0

@@ -74,9 +74,16 @@ class SQLiteBackend:
     def __init__(self, path: Path | None = None) -> None:
         self._dir = Path(tempfile.mkdtemp(prefix="vigente-bench-"))
         self._path = path
+        self._label: str | None = None  # the label of the first database made: the --db one
 
     def fresh(self, label: str) -> str:
-        path = self._path if self._path is not None else self._dir / f"{label}.db"
+        if self._label is None:
+            self._label = label
+        # --db names the benchmark's own store; the floor's and other scratch databases
+        # stay in the temporary directory (they would otherwise wipe it).
+        path = self._path if self._path is not None and label == self._label else (
+            self._dir / f"{label}.db"
+        )
         for file in _sqlite_files(str(path)):
             file.unlink(missing_ok=True)
         return str(path)
