@@ -23,8 +23,10 @@ from vigente.errors import (
     InvalidInterval,
     VigenteError,
 )
+from vigente.evidence.dates import check_language
 from vigente.evidence.derivations import Derivations
 from vigente.evidence.documents import Documents
+from vigente.evidence.wording import in_language
 from vigente.jsonl import json_objects, read_lines
 from vigente.kernel.decision import decide
 from vigente.kernel.decisions import Decision, new_decision
@@ -334,15 +336,19 @@ class Vigente:
         scope: ScopeLike = None,
         now: TimeLike | None = None,
         record: bool = False,
+        language: str = "en",
     ) -> Evidence:
         """What ``lineage`` was on ``valid_at`` as known on ``known_at`` (default: now).
 
         ``now`` defaults to this moment (UTC); a ``known_at`` after ``now`` is an error. Dates
         compare with ``now`` at day precision, so ``t = today`` is "current".
         ``record=True`` stores the admissibility decision (read it back with
-        :meth:`decision`).
+        :meth:`decision`). ``language`` ("en" or "it") words the ``statement`` wholly in that
+        language (:func:`~vigente.evidence.wording.in_language`, the CLI's ``--lang``); every
+        other field, and the recorded decision, stay the kernel's.
         """
         check_name("lineage", lineage)
+        check_language(language)  # before anything is read or recorded
         the_scope = Scope.of(scope)
         t = self.instant(valid_at)
         current = current_instant() if now is None else self.instant(now)
@@ -357,7 +363,7 @@ class Vigente:
         if record:
             decision_id = self.record_decision("evidence", lineage, evidence.as_dict())
             evidence = replace(evidence, decision_id=decision_id)
-        return evidence
+        return in_language(evidence, language)
 
     def candidates_at(
         self, lineage: str, scope: Scope, t: Instant, k: Instant, now: Instant,

@@ -23,7 +23,6 @@ from vigente.cli._app import (
     progress,
     scope_option,
 )
-from vigente.evidence.wording import in_language
 from vigente.jsonl import read_lines
 from vigente.kernel.evidence import Evidence
 from vigente.kernel.ledger import WriteResult
@@ -177,10 +176,10 @@ def ask(
         return
     if valid_at is None:
         raise click.UsageError("--at is required: give the date the question is about")
-    evidence = in_language(vg.evidence(
+    evidence = vg.evidence(
         lineage, valid_at=valid_at, known_at=known_at, scope=parse_scope(scope), now=now,
-        record=record,
-    ), lang)
+        record=record, language=lang,
+    )
     if as_json:
         emit_json(evidence.as_dict())
         return

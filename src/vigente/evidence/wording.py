@@ -10,7 +10,9 @@ translated.
 
 The English wording of fact evidence is the kernel's (:mod:`vigente.kernel.statement`);
 :func:`fact_statement` words the same evidence in Italian, and :func:`in_language` returns the
-evidence with its statement in the language asked for.
+evidence with its statement in the language asked for: every surface (the Python API's
+``Vigente.evidence(language=…)``, the CLI's ``--lang``, HTTP and MCP) words a fact answer with
+it. :func:`fact_citation` is one admitted row's citation in either language.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from vigente.time import Instant
 __all__ = [
     "Gender",
     "article",
+    "fact_citation",
     "fact_statement",
     "gender",
     "in_language",
@@ -256,6 +259,14 @@ def fact_statement(evidence: Evidence, language: str) -> str:
             f"e scartato {overruled}."
         )
     return text
+
+
+def fact_citation(version: Version, language: str) -> str:
+    """ "policy, valid from 2026-09-01" / "policy, valido dal 1° settembre 2026": where an
+    admitted fact row comes from and since when."""
+    if check_language(language) == "en":
+        return f"{version.source}, valid from {version.valid_from}"
+    return f"{version.source}, valido {_italian_moment(version.valid_from, 'dal')}"
 
 
 def in_language(evidence: Evidence, language: str) -> Evidence:

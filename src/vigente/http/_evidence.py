@@ -34,7 +34,8 @@ def found(lookup: Callable[[], T]) -> T:
 
 def ask(vg: Vigente, body: m.AskRequest) -> dict[str, Any]:
     """The evidence for a question: a document lineage's versions in force, or a fact's
-    values (shared by ``/v1/ask``, ``/v1/verify`` and the MCP tools)."""
+    values, its statement worded in ``body.language`` either way (shared by ``/v1/ask``,
+    ``/v1/verify`` and the MCP tools)."""
     if vg.documents.is_document_lineage(body.lineage):
         return vg.documents.evidence(
             body.lineage,
@@ -57,6 +58,7 @@ def ask(vg: Vigente, body: m.AskRequest) -> dict[str, Any]:
         scope=body.scope,
         now=body.now,
         record=body.record,
+        language=body.language,
     )
     return {"kind": "fact", **evidence.as_dict()}
 
@@ -64,7 +66,8 @@ def ask(vg: Vigente, body: m.AskRequest) -> dict[str, Any]:
 @router.post("/ask", response_model=m.EvidenceOut, tags=["evidence"])
 def ask_endpoint(body: m.AskRequest, vg: TenantStore) -> dict[str, Any]:
     """Evidence: what a lineage was on ``valid_at`` as known on ``known_at`` — status,
-    values, admitted and excluded versions with reasons, and the statement to hand a model."""
+    values, admitted and excluded versions with reasons, and the statement to hand a model,
+    worded in ``language`` ("en", the default, or "it"; facts and documents alike)."""
     return ask(vg, body)
 
 

@@ -111,7 +111,11 @@ class AskRequest(_In):
     )
     scope: ScopeIn = {}
     now: Date | None = Field(default=None, description="treat this date as today (replays)")
-    language: Language = "en"
+    language: Language = Field(
+        default="en",
+        description="the language of the statement and its citations, for a fact or a document "
+        "lineage alike (the CLI's --lang)",
+    )
     record: bool = Field(default=False, description="store the admissibility decision")
 
 

@@ -18,6 +18,7 @@ from pydantic import Field, ValidationError
 
 from vigente.api import Vigente
 from vigente.errors import InvalidInput, VigenteError
+from vigente.evidence.wording import fact_citation
 from vigente.http import models as m
 from vigente.http._errors import ApiError
 from vigente.http._evidence import ask
@@ -60,7 +61,10 @@ Scope = Annotated[
     dict[str, str | int],
     Field(description='scope entries, e.g. {"product": "mail"}; {} (default) is the global scope'),
 ]
-Language = Annotated[Literal["en", "it"], Field(description="language of citations")]
+Language = Annotated[
+    Literal["en", "it"],
+    Field(description="language of the statement and its citations (facts and documents)"),
+]
 
 _READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 _WRITE = ToolAnnotations(
@@ -238,7 +242,13 @@ def build_server(resolve: Resolver) -> MCPServer:
                         f"{lineage!r} is a fact lineage: give valid_at, the "
                         "date to cite its value for"
                     )
-                fact = vg.evidence(lineage, valid_at=valid_at, known_at=known_at, scope=scope or {})
+                fact = vg.evidence(
+                    lineage,
+                    valid_at=valid_at,
+                    known_at=known_at,
+                    scope=scope or {},
+                    language=language,
+                )
                 return {
                     "lineage": lineage,
                     "status": fact.status.value,
@@ -247,7 +257,7 @@ def build_server(resolve: Resolver) -> MCPServer:
                         {
                             "version_id": v.version_id,
                             "source": v.source,
-                            "citation": f"{v.source}, valid from {v.valid_from}",
+                            "citation": fact_citation(v, language),
                         }
                         for v in fact.admitted
                     ],
