@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Path, Query
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from vigente.api import Vigente
@@ -19,6 +19,7 @@ from vigente.errors import ImportFileError, InvalidInput
 from vigente.http._deps import TenantStore
 from vigente.http._errors import ERROR_RESPONSES, ApiError
 from vigente.http._evidence import found
+from vigente.http._paths import IdRoute
 from vigente.http.models import Date, _has_nul, _In, _Out
 
 __all__ = [
@@ -36,7 +37,9 @@ __all__ = [
     "router",
 ]
 
-router = APIRouter(prefix="/v1", responses=ERROR_RESPONSES)
+# Ids in paths may hold "/", raw or as %2F (vigente.http._paths): each id is declared
+# `{name:path}`, and a route with a suffix (`/branches`, `/why-not` …) comes before the bare one.
+router = APIRouter(prefix="/v1", responses=ERROR_RESPONSES, route_class=IdRoute)
 
 # The contract's vocabularies as schema enums (tests/test_http_runtime.py keeps them equal to
 # the runtime's EVENTS, MODES and FORMATS).
@@ -59,6 +62,13 @@ Mode = Literal[
 ]
 Format = Literal["openai-chat", "openai-responses", "anthropic", "langchain"]
 Id = Annotated[str, Field(min_length=1, max_length=1024)]
+ConversationId = Annotated[
+    str, Path(min_length=1, max_length=1024, description="the conversation's id (may hold /)")
+]
+AssemblyId = Annotated[str, Path(min_length=1, max_length=1024, description="an assembly's id")]
+AccountId = Annotated[
+    str, Path(min_length=1, max_length=1024, description="the account's id (may hold /)")
+]
 KnownAt = Annotated[
     str | None,
     Query(max_length=64, description="k: the graph as known then (default: now)"),
@@ -408,25 +418,12 @@ def conversations(
     }
 
 
-@router.get("/conversations/{conversation}", response_model=GraphOut, tags=["runtime"])
-def graph(
-    conversation: str,
-    vg: TenantStore,
-    known_at: KnownAt = None,
-    branch: Annotated[
-        str | None,
-        Query(min_length=1, max_length=1024, description="only this branch and what it inherits"),
-    ] = None,
-    content: Annotated[bool, Query(description="include message and result content")] = True,
+@router.get(
+    "/conversations/{conversation:path}/branches", response_model=BranchesOut, tags=["runtime"]
+)
+def branches(
+    conversation: ConversationId, vg: TenantStore, known_at: KnownAt = None
 ) -> dict[str, Any]:
-    """The conversation graph as known at ``known_at``: branches, runs, messages, tool calls,
-    artifacts, memories and links, in graph order."""
-    _conversation(vg, conversation)
-    return vg.runtime.graph(conversation, known_at=known_at, branch=branch).as_dict(content=content)
-
-
-@router.get("/conversations/{conversation}/branches", response_model=BranchesOut, tags=["runtime"])
-def branches(conversation: str, vg: TenantStore, known_at: KnownAt = None) -> dict[str, Any]:
     """The branches of a conversation: each one's parent and the message it forks after."""
     _conversation(vg, conversation)
     g = vg.runtime.graph(conversation, known_at=known_at)
@@ -445,9 +442,9 @@ def branches(conversation: str, vg: TenantStore, known_at: KnownAt = None) -> di
     }
 
 
-@router.get("/conversations/{conversation}/runs", response_model=RunsOut, tags=["runtime"])
+@router.get("/conversations/{conversation:path}/runs", response_model=RunsOut, tags=["runtime"])
 def runs(
-    conversation: str,
+    conversation: ConversationId,
     vg: TenantStore,
     known_at: KnownAt = None,
     branch: Annotated[str | None, Query(min_length=1, max_length=1024)] = None,
@@ -473,10 +470,10 @@ def runs(
 
 
 @router.get(
-    "/conversations/{conversation}/transcript", response_model=TranscriptOut, tags=["runtime"]
+    "/conversations/{conversation:path}/transcript", response_model=TranscriptOut, tags=["runtime"]
 )
 def transcript(
-    conversation: str,
+    conversation: ConversationId,
     vg: TenantStore,
     branch: Annotated[str, Query(min_length=1, max_length=1024)] = "main",
     known_at: KnownAt = None,
@@ -501,12 +498,31 @@ def transcript(
 
 
 @router.get(
-    "/conversations/{conversation}/assemblies", response_model=AssemblyIdsOut, tags=["assembly"]
+    "/conversations/{conversation:path}/assemblies",
+    response_model=AssemblyIdsOut,
+    tags=["assembly"],
 )
-def assemblies(conversation: str, vg: TenantStore) -> dict[str, Any]:
+def assemblies(conversation: ConversationId, vg: TenantStore) -> dict[str, Any]:
     """The recorded assemblies of a conversation, oldest first."""
     _conversation(vg, conversation)
     return {"conversation": conversation, "assemblies": vg.store.runtime_assembly_ids(conversation)}
+
+
+@router.get("/conversations/{conversation:path}", response_model=GraphOut, tags=["runtime"])
+def graph(
+    conversation: ConversationId,
+    vg: TenantStore,
+    known_at: KnownAt = None,
+    branch: Annotated[
+        str | None,
+        Query(min_length=1, max_length=1024, description="only this branch and what it inherits"),
+    ] = None,
+    content: Annotated[bool, Query(description="include message and result content")] = True,
+) -> dict[str, Any]:
+    """The conversation graph as known at ``known_at``: branches, runs, messages, tool calls,
+    artifacts, memories and links, in graph order."""
+    _conversation(vg, conversation)
+    return vg.runtime.graph(conversation, known_at=known_at, branch=branch).as_dict(content=content)
 
 
 # -- assemble and explain ----------------------------------------------------------------------
@@ -520,21 +536,9 @@ def assemble_endpoint(body: AssembleIn, vg: TenantStore) -> dict[str, Any]:
     return assemble(vg, body)
 
 
-@router.get(
-    "/assemblies/{assembly_id}",
-    response_model=ExplainOut,
-    response_model_by_alias=True,
-    tags=["assembly"],
-)
-def explain_endpoint(assembly_id: str, vg: TenantStore) -> dict[str, Any]:
-    """A recorded assembly: policy, snapshot, included (as what) and omitted (why), tokens and
-    timings (RUNTIME.md §3)."""
-    return explain(vg, assembly_id)
-
-
-@router.get("/assemblies/{assembly_id}/why-not", response_model=WhyNotOut, tags=["assembly"])
+@router.get("/assemblies/{assembly_id:path}/why-not", response_model=WhyNotOut, tags=["assembly"])
 def why_not(
-    assembly_id: str,
+    assembly_id: AssemblyId,
     vg: TenantStore,
     ref: Annotated[str, Query(min_length=1, max_length=1024, description="a record id")],
 ) -> dict[str, Any]:
@@ -543,16 +547,16 @@ def why_not(
     return explain(vg, assembly_id, why_not=ref)
 
 
-@router.get("/assemblies/{assembly_id}/rebuild", response_model=RebuildOut, tags=["assembly"])
-def rebuild(assembly_id: str, vg: TenantStore) -> dict[str, Any]:
+@router.get("/assemblies/{assembly_id:path}/rebuild", response_model=RebuildOut, tags=["assembly"])
+def rebuild(assembly_id: AssemblyId, vg: TenantStore) -> dict[str, Any]:
     """Assemble again from the stored snapshot and policy (nothing is stored): does the
     selection match?"""
     return explain(vg, assembly_id, rebuild=True)
 
 
-@router.get("/assemblies/{assembly_id}/diff", response_model=DiffOut, tags=["assembly"])
+@router.get("/assemblies/{assembly_id:path}/diff", response_model=DiffOut, tags=["assembly"])
 def diff(
-    assembly_id: str,
+    assembly_id: AssemblyId,
     vg: TenantStore,
     before: Annotated[
         str, Query(min_length=1, max_length=1024, description="the earlier assembly's id")
@@ -562,10 +566,22 @@ def diff(
     return explain(vg, assembly_id, diff_from=before)
 
 
+@router.get(
+    "/assemblies/{assembly_id:path}",
+    response_model=ExplainOut,
+    response_model_by_alias=True,
+    tags=["assembly"],
+)
+def explain_endpoint(assembly_id: AssemblyId, vg: TenantStore) -> dict[str, Any]:
+    """A recorded assembly: policy, snapshot, included (as what) and omitted (why), tokens and
+    timings (RUNTIME.md §3)."""
+    return explain(vg, assembly_id)
+
+
 # -- erasure -----------------------------------------------------------------------------------
-@router.delete("/accounts/{account}", response_model=PurgeOut, tags=["runtime"])
+@router.delete("/accounts/{account:path}", response_model=PurgeOut, tags=["runtime"])
 def purge_account(
-    account: str,
+    account: AccountId,
     vg: TenantStore,
     dry_run: Annotated[
         bool, Query(description="say what would be deleted; delete nothing")
