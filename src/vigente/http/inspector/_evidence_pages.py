@@ -16,7 +16,7 @@ from fastapi.responses import HTMLResponse
 from vigente.api import Vigente
 from vigente.errors import InvalidInput, VigenteError
 from vigente.http.inspector._auth import viewer
-from vigente.http.inspector._render import blank, page
+from vigente.http.inspector._render import PageRoute, blank, page
 from vigente.http.inspector._timeline import Span, layout
 from vigente.kernel.statement import format_value
 from vigente.kernel.values import Scope
@@ -24,7 +24,7 @@ from vigente.retrieval import ALL_SCOPES
 
 __all__ = ["router"]
 
-router = APIRouter(include_in_schema=False)
+router = APIRouter(include_in_schema=False, route_class=PageRoute)
 
 Text = Annotated[str | None, Query(max_length=1024)]
 #: The chain of a lineage asks the evidence at each start date: at most this many.

@@ -1,17 +1,20 @@
-"""Templates, the page response (with its security headers) and form bodies."""
+"""Templates, the page response (with its security headers), form bodies and the route class
+of the pages (:class:`PageRoute`, whose refusals of a request are HTML, not the API's JSON)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, quote
 
 from fastapi import Request
 from fastapi.responses import HTMLResponse
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
-__all__ = ["HERE", "blank", "form_of", "page"]
+from vigente.http._paths import IdRoute
+
+__all__ = ["HERE", "PageRoute", "blank", "form_of", "is_page", "page"]
 
 HERE = Path(__file__).parent
 
@@ -23,6 +26,8 @@ _env = Environment(
     lstrip_blocks=True,
 )
 _env.filters["json"] = lambda value: json.dumps(value, ensure_ascii=False, sort_keys=True)
+# An id as one path segment of a link (`/assembly/{{ id | segment }}`): `/`, `?`, `#` … encoded.
+_env.filters["segment"] = lambda value: quote(str(value), safe="")
 
 #: Pages load nothing but their own scripts and styles (no CDN, no inline script).
 _HEADERS = {
@@ -64,3 +69,14 @@ async def form_of(request: Request) -> dict[str, str]:
     body = await request.body()
     text = body.decode("utf-8", errors="replace")
     return dict(parse_qsl(text, keep_blank_values=True))
+
+
+class PageRoute(IdRoute):
+    """A route of the inspector: a page for a browser. A request it refuses before the page
+    runs (a malformed, missing or unknown query parameter) is answered with an HTML page, not
+    the API's JSON error (see :func:`vigente.http.inspector.install`)."""
+
+
+def is_page(request: Request) -> bool:
+    """Whether ``request`` was routed to a page of the inspector."""
+    return isinstance(request.scope.get("route"), PageRoute)

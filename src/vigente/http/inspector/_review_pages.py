@@ -15,11 +15,11 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from vigente.errors import VigenteError
 from vigente.evidence.proposal import FIELDS
 from vigente.http.inspector._auth import Viewer, check_origin, viewer
-from vigente.http.inspector._render import blank, form_of, page
+from vigente.http.inspector._render import PageRoute, blank, form_of, page
 
 __all__ = ["router"]
 
-router = APIRouter(include_in_schema=False)
+router = APIRouter(include_in_schema=False, route_class=PageRoute)
 
 ProposalId = Annotated[str, Path(min_length=1, max_length=200)]
 Form = Annotated[dict[str, str], Depends(form_of)]

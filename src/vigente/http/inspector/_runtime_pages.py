@@ -16,12 +16,12 @@ from fastapi.responses import HTMLResponse
 from vigente.api import Vigente
 from vigente.errors import VigenteError
 from vigente.http.inspector._auth import viewer
-from vigente.http.inspector._render import blank, page
+from vigente.http.inspector._render import PageRoute, blank, page
 from vigente.runtime import Branch, ModelRun, Participant
 
 __all__ = ["router"]
 
-router = APIRouter(include_in_schema=False)
+router = APIRouter(include_in_schema=False, route_class=PageRoute)
 
 Text = Annotated[str | None, Query(max_length=1024)]
 _TIMELINE_KINDS = (
@@ -145,7 +145,7 @@ def _depth(branch: Branch, by_id: dict[str, Branch]) -> int:
     return depth
 
 
-@router.get("/assembly/{assembly_id}", response_class=HTMLResponse)
+@router.get("/assembly/{assembly_id:path}", response_class=HTMLResponse)
 def assembly(
     request: Request,
     assembly_id: Annotated[str, Path(min_length=1, max_length=200)],
