@@ -153,3 +153,52 @@ def test_a_missing_corpus_file_is_a_clear_error(tmp_path: Path) -> None:
     out = CliRunner().invoke(cli, ["--db", str(tmp_path / "x.db"), "import-corpus",
                                    "legalize-ee", str(tmp_path / "nope.xz")])
     assert out.exit_code == 1 and out.output.startswith("Error: no corpus file")
+
+
+def _everything(vg: Vigente) -> list[Any]:
+    """Every kernel snapshot and document version of the store, in insertion order."""
+    rows: list[Any] = []
+    for lineage, _ in vg.lineages():
+        rows += [(v.version_id, v.source, v.value_json, str(v.valid_from), str(v.valid_to),
+                  str(v.known_from), str(v.known_to)) for v in vg.history(lineage)]
+        rows += vg.documents.versions(lineage)
+    return rows
+
+
+def test_batch_boundaries_do_not_change_what_is_written(
+    tmp_path: Path, store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The slice written one lineage a batch, in batches cut inside a lineage's run of steps,
+    and all at once: the same snapshots and document versions (on every backend)."""
+    from vigente.corpus import importer
+
+    written = []
+    for steps in (1, 7, importer.BATCH_STEPS):
+        monkeypatch.setattr(importer, "BATCH_STEPS", steps)
+        url = store_url if steps == 1 else str(tmp_path / f"batch-{steps}.db")
+        with Vigente.open(url) as vg:
+            result = import_corpus(vg, legalize_ee.read(LEGALIZE_EE_SLICE, as_of=TODAY))
+            written.append((result.as_dict(), _everything(vg)))
+    assert written[0][1] and written[0] == written[1] == written[2]
+
+
+def test_a_step_that_would_rewrite_history_names_the_publication_dates(vg: Vigente) -> None:
+    from vigente.errors import HistoryRewriteError
+    from vigente.evidence.documents import claim_step
+    from vigente.evidence.records import DocumentVersion, document_version_id
+    from vigente.kernel.values import Scope
+    from vigente.time import parse_instant
+
+    day = parse_instant
+    version = DocumentVersion(
+        version_id=document_version_id("act", Scope(), "x1", day("2025-01-01"), day("2025-02-01")),
+        lineage_id="act", scope=Scope(), external_id="x1", reference=None, title="Act",
+        text="text", source_url=None, published=day("2025-02-01"), valid_from=day("2025-01-01"),
+        valid_to=None, relation=None, predecessor_id=None,
+    )
+    assert vg.documents.store_versions([version, version]) == [True, False]
+    later = claim_step(version, day("2025-01-01"), None, day("2025-03-01"))
+    earlier = claim_step(version, day("2025-01-01"), day("2025-06-01"), day("2025-02-15"))
+    with pytest.raises(HistoryRewriteError, match="check the publication dates"):
+        vg.documents.apply_steps([later, earlier])
+    assert vg.history("act") == []  # the refused batch wrote nothing

@@ -36,7 +36,7 @@ from vigente.evidence.records import (
     parse_relation,
 )
 from vigente.jsonl import json_objects
-from vigente.kernel.ledger import apply_write
+from vigente.kernel.ledger import StatementRefused, apply_writes
 from vigente.kernel.values import Scope, check_name
 from vigente.store.base import Write
 from vigente.time import Instant, TimeLike, current_instant
@@ -315,36 +315,67 @@ class Documents:
         """Store a version without applying any relation (for importers that replay the
         source's own knowledge steps with :meth:`claim` and :meth:`withdraw`). False when the
         identical version is already stored."""
-        existing = self._store.document_versions_by_id([version.version_id])
-        if existing:
-            if existing[0] != version:
-                raise InvalidInput(
-                    f"version {version.version_id} already exists with different fields"
-                )
-            return False
-        self._store.append_document_version(version)
-        return True
+        (stored,) = self.store_versions([version])
+        return stored
+
+    def store_versions(self, versions: Sequence[DocumentVersion]) -> list[bool]:
+        """:meth:`store_version` for each version in order, with one read of the stored ones:
+        for each, False when the identical version is already stored (or came earlier in
+        ``versions``)."""
+        held = {v.version_id: v for v in self._store.document_versions_by_id(
+            list(dict.fromkeys(v.version_id for v in versions)))}
+        stored = []
+        for version in versions:
+            existing = held.get(version.version_id)
+            if existing is not None:
+                if existing != version:
+                    raise InvalidInput(
+                        f"version {version.version_id} already exists with different fields"
+                    )
+                stored.append(False)
+                continue
+            self._store.append_document_version(version)
+            held[version.version_id] = version
+            stored.append(True)
+        return stored
 
     def claim(self, version: DocumentVersion, start: Instant, end: Instant | None,
               known_at: Instant) -> None:
         """From ``known_at`` on, ``version`` claims to be in force over ``[start, end)``."""
-        self._write(Write("record", version.lineage_id, version.scope, version.version_id,
-                          version.claim_json(), start, end, known_at))
+        self.apply_steps([claim_step(version, start, end, known_at)])
 
     def withdraw(self, version: DocumentVersion, start: Instant, known_at: Instant) -> None:
         """From ``known_at`` on, ``version`` no longer claims anything from ``start`` on."""
-        self._write(Write("retract", version.lineage_id, version.scope, version.version_id,
-                          None, start, None, known_at))
+        self.apply_steps([withdrawal_step(version, start, known_at)])
 
-    def _write(self, write: Write) -> None:
+    def apply_steps(self, steps: Sequence[Write]) -> None:
+        """Apply claims and withdrawals (:func:`claim_step`, :func:`withdrawal_step`) in order,
+        as :meth:`claim` and :meth:`withdraw` would one by one, in the kernel's bulk rounds (an
+        importer replaying many knowledge steps)."""
         try:
-            apply_write(self._store, write)
-        except HistoryRewriteError:
+            apply_writes(self._store, steps)
+        except StatementRefused as refused:
+            if not isinstance(refused.error, HistoryRewriteError):
+                raise refused.error from None
+            write = steps[refused.index]
             raise HistoryRewriteError(
                 f"version {write.source} of {write.lineage!r} already has knowledge recorded "
                 f"after {write.known_at}: a successor published earlier than what it replaces "
                 "cannot close it; check the publication dates"
             ) from None
+
+
+def claim_step(version: DocumentVersion, start: Instant, end: Instant | None,
+               known_at: Instant) -> Write:
+    """The kernel statement of :meth:`Documents.claim`."""
+    return Write("record", version.lineage_id, version.scope, version.version_id,
+                 version.claim_json(), start, end, known_at)
+
+
+def withdrawal_step(version: DocumentVersion, start: Instant, known_at: Instant) -> Write:
+    """The kernel statement of :meth:`Documents.withdraw`."""
+    return Write("retract", version.lineage_id, version.scope, version.version_id, None, start,
+                 None, known_at)
 
 
 def _dependency_order(entries: list[tuple[int, NewVersion]]) -> list[tuple[int, NewVersion]]:
