@@ -29,7 +29,7 @@ from vigente.assemble.blocks import Block
 from vigente.assemble.serialize import serializer
 from vigente.assemble.tokens import Tokenizer, count_message_tokens
 from vigente.runtime.reader import Graph, group_key
-from vigente.runtime.records import VISIBILITY, RuntimeRecord, from_record
+from vigente.runtime.records import VISIBILITY, Conversation, RuntimeRecord, from_record
 from vigente.time import Instant
 
 if TYPE_CHECKING:
@@ -46,6 +46,7 @@ __all__ = [
     "horizon",
     "protected_ids",
     "replay_tokens",
+    "structure",
     "structure_graph",
 ]
 
@@ -112,20 +113,32 @@ class Range:
 def structure_graph(rt: Runtime, conversation: str, k: Instant, *, mode: str) -> Graph:
     """The structure a runtime mode's contract reads (participants; branches, runs and
     promotions for modes other than chat), read by kind, not the whole graph."""
-    kinds = ["participant"]
+    return structure(rt, rt.conversation(conversation), k, mode=mode)[0]
+
+
+def structure(
+    rt: Runtime, conversation: Conversation, k: Instant, *, mode: str
+) -> tuple[Graph, list[RuntimeRecord]]:
+    """:func:`structure_graph`'s graph, and the conversation's branch records known at ``k``
+    (in ``seq`` order), read with it in one statement."""
+    kinds = ["participant", "branch"]
     if mode not in ("chat", "multi_model"):
-        kinds += ["branch", "run", "promotion"]
-    records = rt.store.runtime_records(conversation, kinds=kinds, known_at=k)
+        kinds += ["run", "promotion"]
+    records = rt.store.runtime_records(conversation.id, kinds=kinds, known_at=k)
+    branches = [r for r in records if r.kind == "branch"]
+    if mode in ("chat", "multi_model"):
+        records = [r for r in records if r.kind != "branch"]
     promoted: dict[str, list[str]] = {}
     for r in records:
         if r.kind == "promotion" and r.target_id:
             promoted.setdefault(r.target_id, []).append(r.payload["as_"])
-    return Graph(
-        rt.conversation(conversation),
+    graph = Graph(
+        conversation,
         k,
         tuple(from_record(r) for r in records if r.kind != "promotion"),
         promoted={m: tuple(v) for m, v in promoted.items()},
     )
+    return graph, branches
 
 
 def protected_ids(
@@ -133,8 +146,8 @@ def protected_ids(
 ) -> list[str]:
     """Ids of the records an assembly reads whatever their age: the instructions, every
     call without a result and every call with a failed, deferred or retry-critical result,
-    the latest user message, skill state and checkpoint of each branch of the ancestry."""
-    ids: set[str] = set()
+    the latest user message, skill state and checkpoint of each branch of the ancestry (one
+    read of the store: :meth:`~vigente.store.base.Store.runtime_protected`)."""
     windows = dict(chain)
 
     def on(r: RuntimeRecord) -> bool:
@@ -143,21 +156,17 @@ def protected_ids(
         upto = windows[r.branch_id]
         return upto is None or r.position <= upto
 
-    ids |= {r.record_id for r in store.runtime_flagged(conversation, "instruction", k) if on(r)}
-    ids |= {r.record_id for r in store.runtime_open_calls(conversation, k) if on(r)}
-    ids |= {
-        r.target_id
-        for r in store.runtime_flagged(conversation, "troubled", k)
-        if on(r) and r.target_id is not None
-    }
-    for flag in ("user", "skill_state", "checkpoint"):
-        for b, upto in chain:
-            ids |= {
-                r.record_id
-                for r in store.runtime_flagged(
-                    conversation, flag, k, branch_id=b, upto=upto, limit=1
-                )
-            }
+    latest = [(flag, b, upto, 1) for flag in ("user", "skill_state", "checkpoint")
+              for b, upto in chain]  # fmt: skip
+    open_calls, (instructions, troubled, *newest) = store.runtime_protected(
+        conversation, k, [("instruction", None, None, None), ("troubled", None, None, None),
+                          *latest]
+    )  # fmt: skip
+    ids = {r.record_id for r in instructions if on(r)}
+    ids |= {r.record_id for r in open_calls if on(r)}
+    ids |= {r.target_id for r in troubled if on(r) and r.target_id is not None}
+    for found in newest:
+        ids |= {r.record_id for r in found}
     return sorted(ids)
 
 

@@ -27,7 +27,7 @@ from vigente.assemble.gather import (
     horizon,
     protected_ids,
     replay_tokens,
-    structure_graph,
+    structure,
 )
 from vigente.assemble.modes import contract_for
 from vigente.assemble.pipeline import (
@@ -189,9 +189,10 @@ class Assembler:
         if k > created:
             raise InvalidInput(f"--as-of {k} is in the future: give a knowledge time up to now")
         # 1. boundary -------------------------------------------------------------------
-        rt.conversation(conversation)
+        conv = rt.conversation(conversation)
         rt.catch_up_index(conversation)
-        graph = structure_graph(rt, conversation, k, mode=mode)  # structure, not the records
+        # the structure, not the records (and the branches, for the ancestry and the counts)
+        graph, branches = structure(rt, conv, k, mode=mode)
         participants = {n.id: n for n in graph.nodes if isinstance(n, Participant)}
         if participant not in participants:
             raise InvalidInput(
@@ -199,7 +200,7 @@ class Assembler:
                 f"{conversation!r} (as known at {k}): name one of "
                 f"{', '.join(sorted(participants)) or '(none)'}"
             )
-        chain = tuple(rt.ancestry(conversation, branch, known_at=k))
+        chain = tuple(rt.ancestry(conversation, branch, known_at=k, branches=branches))
         windows = dict(chain)
         runs = [
             n
@@ -253,6 +254,7 @@ class Assembler:
                 since=since,
                 include=protected,
                 read=nodes,
+                ancestry=chain,
             )
             graph_ms += _ms(t1)
             t1 = time.perf_counter()
@@ -310,10 +312,7 @@ class Assembler:
             since,
             chain,
             participant,
-            [
-                r.record_id
-                for r in self.store.runtime_records(conversation, kinds=["branch"], known_at=k)
-            ],
+            [r.record_id for r in branches],
             sorted(participants),
             gathered,  # read one by one (decided in the trace), not counted again
         )
@@ -610,6 +609,7 @@ class Assembler:
 
         left = int(pol.get("rehydration", "max_bytes"))
         out = dict(units)
+        raw: list[tuple[str, Unit, ToolArtifact]] = []  # results to read, in decision order
         for ref, d in ctx.decided.items():
             u = units[ref]
             if u.kind != "artifact" or d.as_ not in ("tool_exchange", "raw", "recovery"):
@@ -647,11 +647,24 @@ class Assembler:
                 left -= a.result_ref.bytes
             if a.result_ref.erased:
                 continue
-            key = (a.conversation_id, a.result_ref.sha256, a.result_ref.encoding)
-            if key not in texts:
-                data = self.runtime.content(a.conversation_id, a.result_ref)
-                texts[key] = None if data is None else _text(data, a.result_ref.encoding)
-            text = texts[key]
+            raw.append((ref, u, a))
+        # the results not read yet in this assembly, in one read per conversation
+        missing: dict[str, dict[str, list[str]]] = {}
+        for _, _, a in raw:
+            if (a.conversation_id, a.result_ref.sha256, a.result_ref.encoding) not in texts:
+                missing.setdefault(a.conversation_id, {}).setdefault(
+                    a.result_ref.sha256, []
+                ).append(a.result_ref.encoding)
+        for conversation, wanted in missing.items():
+            found = self.store.runtime_contents(conversation, list(wanted))
+            for sha, encodings in wanted.items():
+                data = found.get(sha)
+                for encoding in encodings:
+                    texts[(conversation, sha, encoding)] = (
+                        None if data is None else _text(data, encoding)
+                    )
+        for ref, u, a in raw:
+            text = texts[(a.conversation_id, a.result_ref.sha256, a.result_ref.encoding)]
             if text is not None:
                 out[ref] = replace(u, content=text)
         return out

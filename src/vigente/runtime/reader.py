@@ -202,19 +202,26 @@ class RuntimeReads:
     def conversations(self, account: str | None = None) -> list[Conversation]:
         return self.store.runtime_conversations(account=account)
 
-    def ancestry(self, conversation: str, branch: str, *, known_at: TimeLike | None = None
+    def ancestry(self, conversation: str, branch: str, *, known_at: TimeLike | None = None,
+                 branches: Sequence[RuntimeRecord] | None = None
                  ) -> list[tuple[str, int | None]]:
         """``(branch, last inherited position)`` from ``branch`` (``None``: all of it) up to
-        its root: a branch sees its parent's records up to its fork point only."""
+        its root: a branch sees its parent's records up to its fork point only.
+        ``branches``: the conversation's branch records known at ``known_at``, when the
+        caller has read them (none is read again)."""
         k = self._at(known_at)
+        by_id = None if branches is None else {r.record_id: r for r in branches}
         chain: list[tuple[str, int | None]] = []
         upto: int | None = None
         current: str | None = branch
         while current is not None:
             if any(b == current for b, _ in chain):  # cannot happen: parents precede children
                 raise InvalidInput(f"branch links of {conversation!r} form a cycle at {current!r}")
-            found = self.store.runtime_records(conversation, kinds=["branch"],
-                                               record_ids=[current], known_at=k)
+            if by_id is None:
+                found = self.store.runtime_records(conversation, kinds=["branch"],
+                                                   record_ids=[current], known_at=k)
+            else:
+                found = [by_id[current]] if current in by_id else []
             if not found:
                 raise InvalidInput(f"unknown branch {current!r} in conversation "
                                    f"{conversation!r} (as known at {k})")
@@ -229,7 +236,8 @@ class RuntimeReads:
     def candidates(self, conversation: str, branch: str, participant: str, *,
                    known_at: TimeLike | None = None, run: str | None = None,
                    since: int = 0, include: Sequence[str] = (),
-                   read: Sequence[RuntimeRecord] | None = None) -> Candidates:
+                   read: Sequence[RuntimeRecord] | None = None,
+                   ancestry: Sequence[tuple[str, int | None]] | None = None) -> Candidates:
         """What ``participant`` may see on ``branch`` as known at ``known_at``: its own records
         and those visible to the branch along the ancestry (up to each fork point), records
         visible to the whole conversation, and records shared with or promoted to it. A
@@ -240,9 +248,11 @@ class RuntimeReads:
         ``since``: only records at ``seq >= since`` (a read horizon), with the calls of the
         results read, and the records ``include`` names (by id, or as a call's results),
         when they are visible. ``read``: the caller has read every record at ``seq >=
-        since`` known at ``known_at`` already; the visible ones are taken from it."""
+        since`` known at ``known_at`` already; the visible ones are taken from it.
+        ``ancestry``: the branch's :meth:`ancestry` at ``known_at``, when the caller has it."""
         k = self._at(known_at)
-        chain = self.ancestry(conversation, branch, known_at=k)
+        chain = (list(ancestry) if ancestry is not None
+                 else self.ancestry(conversation, branch, known_at=k))
         rows: dict[int, tuple[RuntimeRecord, str]] = {}
         if read is None:
             for b, upto in chain:
@@ -286,13 +296,16 @@ class RuntimeReads:
                 assert ref is not None
                 rows[r.seq] = (r, grants[ref])  # the grant is what lets it through
         records = [rows[s] for s in sorted(rows)]
-        runs = self._runs(conversation, {r.run_id for r, _ in records if r.run_id}, k, run)
+        # the runs, memory links and call results of the records: one read
+        calls = [r.record_id for r, _ in records if r.kind == "tool_call"]
+        related = self._related(
+            conversation, {r.run_id for r, _ in records if r.run_id} | ({run} if run else set()),
+            [r.record_id for r, _ in records if r.kind in ("memory", "user_memory")], calls, k)
+        runs = self._runs(conversation, related[0], k)
+        superseded, conflicts = self._links(related[1])
+        status = self._statuses(calls, related[2])
         visible: list[Candidate] = []
         hidden: list[tuple[Any, str]] = []
-        memory_ids = [r.record_id for r, _ in records if r.kind in ("memory", "user_memory")]
-        superseded, conflicts = self._links(conversation, memory_ids, k)
-        status = self._statuses(conversation, [r for r, _ in records if r.kind == "tool_call"],
-                                k)
         for r, reach in records:
             node = from_record(r)
             if r.visibility == "audit":
@@ -311,20 +324,39 @@ class RuntimeReads:
         return Candidates(conversation, branch, participant, k, tuple(chain), tuple(visible),
                           tuple(hidden))
 
-    def _runs(self, conversation: str, ids: set[str], k: Instant, reader: str | None
+    def _related(self, conversation: str, run_ids: set[str], memory_ids: list[str],
+                 call_ids: list[str], k: Instant
+                 ) -> tuple[list[RuntimeRecord], list[RuntimeRecord], list[RuntimeRecord]]:
+        """The run records named, the links targeting these memories and the artifacts
+        answering these calls, known at ``k``, each in ``seq`` order: one read."""
+        kinds = [kind for kind, ids in (("run", run_ids), ("link", memory_ids),
+                                        ("artifact", call_ids)) if ids]  # fmt: skip
+        if not kinds:
+            return [], [], []
+        memories, calls = set(memory_ids), set(call_ids)
+        found = self.store.runtime_records(conversation, kinds=kinds,
+                                           record_ids=sorted(run_ids) if run_ids else None,
+                                           target_ids=[*memory_ids, *call_ids] or None,
+                                           known_at=k)
+        return ([r for r in found if r.kind == "run" and r.record_id in run_ids],
+                [r for r in found if r.kind == "link" and r.target_id in memories],
+                [r for r in found if r.kind == "artifact" and r.target_id in calls])
+
+    def _runs(self, conversation: str, found: list[RuntimeRecord], k: Instant
               ) -> dict[str, ModelRun]:
-        """The runs named, with their parent chains (to tell a subagent child's records)."""
+        """The runs read (``found``), with their parent chains (to tell a subagent child's
+        records)."""
         runs: dict[str, ModelRun] = {}
-        wanted = set(ids) | ({reader} if reader else set())
-        while wanted:
-            found = self.store.runtime_records(conversation, kinds=["run"],
-                                               record_ids=sorted(wanted), known_at=k)
-            wanted = set()
+        while found:
+            wanted: set[str] = set()
             for r in found:
                 node: ModelRun = from_record(r)
                 runs[node.id] = node
                 if node.parent_run and node.parent_run not in runs:
                     wanted.add(node.parent_run)
+            found = (self.store.runtime_records(conversation, kinds=["run"],
+                                                record_ids=sorted(wanted), known_at=k)
+                     if wanted else [])
         return runs
 
     @staticmethod
@@ -340,28 +372,27 @@ class RuntimeReads:
             reader = runs[reader].parent_run if reader in runs else None
         return False
 
-    def _links(self, conversation: str, memory_ids: list[str], k: Instant
+    @staticmethod
+    def _links(links: list[RuntimeRecord]
                ) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
+        """Who supersedes and who contradicts each memory, from the links targeting them."""
         superseded: dict[str, list[str]] = {}
         conflicts: dict[str, list[str]] = {}
-        if memory_ids:
-            for r in self.store.runtime_records(conversation, kinds=["link"],
-                                                target_ids=memory_ids, known_at=k):
-                target = r.target_id
-                assert target is not None
-                into = superseded if r.payload["relation"] == "supersedes" else conflicts
-                into.setdefault(target, []).append(r.payload["source_id"])
+        for r in links:
+            target = r.target_id
+            assert target is not None
+            into = superseded if r.payload["relation"] == "supersedes" else conflicts
+            into.setdefault(target, []).append(r.payload["source_id"])
         return ({m: tuple(v) for m, v in superseded.items()},
                 {m: tuple(v) for m, v in conflicts.items()})
 
-    def _statuses(self, conversation: str, calls: list[RuntimeRecord], k: Instant
-                  ) -> dict[str, str]:
-        status = {c.record_id: "pending" for c in calls}
-        if calls:
-            for r in self.store.runtime_records(conversation, kinds=["artifact"],
-                                                target_ids=list(status), known_at=k):
-                assert r.target_id is not None
-                status[r.target_id] = r.payload["status"]
+    @staticmethod
+    def _statuses(calls: list[str], artifacts: list[RuntimeRecord]) -> dict[str, str]:
+        """Each call's status: its latest result's (``pending`` without one)."""
+        status = dict.fromkeys(calls, "pending")
+        for r in artifacts:
+            assert r.target_id is not None
+            status[r.target_id] = r.payload["status"]
         return status
 
     def graph(self, conversation: str, *, known_at: TimeLike | None = None,

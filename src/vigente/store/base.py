@@ -429,6 +429,12 @@ class Store(ABC):
     def runtime_content(self, conversation_id: str, sha256: str) -> bytes | None:
         """Raw bytes kept for a conversation, or ``None`` (unknown or erased)."""
 
+    def runtime_contents(self, conversation_id: str, sha256s: Sequence[str]
+                         ) -> dict[str, bytes | None]:
+        """:meth:`runtime_content` of each digest (``None``: unknown or erased), in one read
+        where the backend can."""
+        return {sha: self.runtime_content(conversation_id, sha) for sha in dict.fromkeys(sha256s)}
+
     @abstractmethod
     def delete_runtime_contents(self, conversation_id: str, sha256s: Sequence[str]) -> int:
         """Erase a conversation's raw bytes (retention); how many were erased."""
@@ -498,6 +504,16 @@ class Store(ABC):
     def runtime_open_calls(self, conversation_id: str, known_at: Instant
                            ) -> list[RuntimeRecord]:
         """The tool calls known at ``known_at`` with no result known then, in ``seq`` order."""
+
+    def runtime_protected(self, conversation_id: str, known_at: Instant,
+                          requests: Sequence[tuple[str, str | None, int | None, int | None]]
+                          ) -> tuple[list[RuntimeRecord], list[list[RuntimeRecord]]]:
+        """The protected state in one read where the backend can: :meth:`runtime_open_calls`,
+        and :meth:`runtime_flagged` for each ``(flag, branch_id, upto, limit)``."""
+        return (self.runtime_open_calls(conversation_id, known_at),
+                [self.runtime_flagged(conversation_id, flag, known_at, branch_id=branch,
+                                      upto=upto, limit=limit)
+                 for flag, branch, upto, limit in requests])
 
     @abstractmethod
     def runtime_horizon(self, conversation_id: str, branch_id: str, upto: int | None,

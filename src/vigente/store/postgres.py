@@ -24,7 +24,7 @@ import json
 import os
 import re
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -656,14 +656,46 @@ class PostgresStore(PostgresRecords, PostgresRetrieval, PostgresRuntime, Postgre
         with self._borrow() as borrowed:
             return borrowed.execute(query, params).fetchall()
 
+    def _read(self, query: str, params: Sequence[Any] | dict[str, Any]) -> list[Row]:
+        """:meth:`_fetch` for a statement that only reads (the runtime graph's and the
+        assembler's reads), its rows in binary (the same values, a third cheaper to load than
+        text: no timestamps to parse). Outside a transaction it runs on a pooled connection
+        taken without the checkout test, again on a tested one if that turns out dead
+        (:meth:`_unchecked`), on the connection's reused cursor (:meth:`_lookup_cursor`)."""
+        conn = self._in_transaction()
+        if conn is not None:
+            return conn.execute(query, params, binary=True).fetchall()
+
+        def run(conn: Connection) -> list[Row]:
+            cursor = self._lookup_cursor(conn)
+            cursor.execute(query, params)
+            return cursor.fetchall()
+
+        return self._unchecked(run, run)
+
     def _lookup(self, query: str, params: dict[str, Any]) -> list[Row]:
-        """A lookup's one statement, prepared on the server, its rows in binary. Outside a
-        transaction the pooled connection is taken without the checkout test (one round trip
-        less) and given back without a commit (it is in autocommit); if it turns out dead, the
-        statement (a read) runs again on a tested one, so the caller sees no error."""
+        """A lookup's one statement, prepared on the server, its rows in binary, outside a
+        transaction on a connection taken without the checkout test (:meth:`_unchecked`)."""
         conn = self._in_transaction()
         if conn is not None:
             return conn.execute(query, params, prepare=True, binary=True).fetchall()
+
+        def run(conn: Connection) -> list[Row]:
+            cursor = self._lookup_cursor(conn)
+            cursor.execute(query, params, prepare=True)
+            return cursor.fetchall()
+
+        def again(conn: Connection) -> list[Row]:
+            return conn.execute(query, params, prepare=True, binary=True).fetchall()
+
+        return self._unchecked(run, again)
+
+    def _unchecked(
+        self, run: Callable[[Connection], list[Row]], again: Callable[[Connection], list[Row]]
+    ) -> list[Row]:
+        """``run`` (a read) on a pooled connection taken without the checkout test (one round
+        trip less) and given back without a commit (it is in autocommit); if the connection
+        turns out dead, ``again`` on a tested one, so the caller sees no error."""
         if os.getpid() != self._pid:
             raise _forked()
         pool, local = self._pool, self._local
@@ -675,9 +707,7 @@ class PostgresStore(PostgresRecords, PostgresRetrieval, PostgresRuntime, Postgre
         finally:
             local.unchecked = False
         try:
-            cursor = self._lookup_cursor(conn)
-            cursor.execute(query, params, prepare=True)
-            return cursor.fetchall()
+            return run(conn)
         except psycopg.OperationalError as exc:
             if not conn.closed:
                 raise self._failed(exc) from None
@@ -686,12 +716,13 @@ class PostgresStore(PostgresRecords, PostgresRetrieval, PostgresRuntime, Postgre
         finally:
             pool.putconn(conn)  # a closed one is replaced by the pool
         with self._borrow() as borrowed:
-            return borrowed.execute(query, params, prepare=True, binary=True).fetchall()
+            return again(borrowed)
 
     def _lookup_cursor(self, conn: Connection) -> Cursor:
-        """The binary cursor lookups reuse on ``conn`` (one cursor a lookup costs about as much
-        again as decoding its rows). A connection is used by one thread at a time, and so is its
-        cursor; those of connections the pool has closed are dropped when a new one comes."""
+        """The binary cursor lookups and reads reuse on ``conn`` (one cursor a lookup costs
+        about as much again as decoding its rows). A connection is used by one thread at a
+        time, and so is its cursor; those of connections the pool has closed are dropped when
+        a new one comes."""
         cursor = self._cursors.get(conn)
         if cursor is None:
             for old in list(self._cursors):

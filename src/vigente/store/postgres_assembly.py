@@ -102,6 +102,7 @@ SELECT_LATE = """SELECT coalesce(sum(tokens), 0), coalesce(sum(messages), 0)
 
 class PostgresAssembly:
     _fetch: Callable[[str, Sequence[Any] | dict[str, Any]], list[tuple[Any, ...]]]
+    _read: Callable[[str, Sequence[Any] | dict[str, Any]], list[tuple[Any, ...]]]
     _execute: Callable[[str, Sequence[Any]], None]
     _execute_many: Callable[[str, Sequence[Sequence[Any]]], None]
 
@@ -130,11 +131,11 @@ class PostgresAssembly:
         for branch, upto in windows:
             params = {"c": conversation_id, "n": counter, "b": branch,
                       "upto": (1 << 62) if upto is None else upto, "k": known_at.micros}
-            found = self._fetch(SELECT_SUMS_AT, params)
+            found = self._read(SELECT_SUMS_AT, params)
             if found:
                 tokens, messages = tokens + int(found[0][0]), messages + int(found[0][1])
             if upto is not None:
-                ((late_t, late_m),) = self._fetch(SELECT_LATE, params)
+                ((late_t, late_m),) = self._read(SELECT_LATE, params)
                 tokens, messages = tokens + int(late_t), messages + int(late_m)
         return tokens, messages
 

@@ -119,6 +119,9 @@ INSERT_CONTENT = """INSERT INTO runtime_contents (conversation_id, sha256, bytes
 SELECT_CONTENT = """SELECT c.data, b.data FROM runtime_contents c
     LEFT JOIN runtime_blobs b ON c.data IS NULL AND b.sha256 = c.sha256
     WHERE c.conversation_id = %s AND c.sha256 = %s"""
+SELECT_CONTENTS = """SELECT c.sha256, c.data, b.data FROM runtime_contents c
+    LEFT JOIN runtime_blobs b ON c.data IS NULL AND b.sha256 = c.sha256
+    WHERE c.conversation_id = %s AND c.sha256 = ANY(%s)"""
 INSERT_BLOB = "INSERT INTO runtime_blobs (sha256, data) VALUES (%s, %s) ON CONFLICT DO NOTHING"
 SELECT_REFERENCED = "SELECT 1 FROM runtime_contents WHERE sha256 = %s AND data IS NULL LIMIT 1"
 DELETE_CONTENT = """WITH d AS (DELETE FROM runtime_contents
@@ -158,6 +161,22 @@ SELECT {_RECORD_COLUMNS} FROM runtime_index i
     WHERE i.conversation_id = %(c)s AND i.kind = 'tool_call' AND i.known_from <= %(k)s
       AND i.resolved > %(k)s
 ORDER BY seq"""
+# The protected state in one statement: the open calls (q = 0) and each flagged look-up (q
+# = 1, 2, ...), each part with its own order and limit; the caller splits the rows by q. Each
+# index row fetches its record by seq (a LATERAL subquery, kept apart by OFFSET 0): the
+# planner's estimates of the index's flags and open calls lag behind its filling, and a hash
+# join of every record (in parallel workers) took ~20 ms where these seeks take ~0.1.
+_RECORD_BY_SEQ = f"""CROSS JOIN LATERAL (
+      SELECT {_COLUMNS} FROM runtime_records WHERE seq = i.seq OFFSET 0) r"""
+_OPEN_CALLS_PARTS = [
+    f"""SELECT 0 AS q, {_RECORD_COLUMNS} FROM runtime_index i {_RECORD_BY_SEQ}
+    WHERE i.conversation_id = %(c)s AND i.kind = 'tool_call' AND i.known_from <= %(k)s
+      AND i.resolved {resolved}"""
+    for resolved in ("IS NULL", "> %(k)s")
+]
+_FLAGGED_PART = f"""SELECT {{q}} AS q, {_RECORD_COLUMNS} FROM runtime_index i {_RECORD_BY_SEQ}
+    WHERE i.conversation_id = %(c)s AND i.flag <> '' AND i.flag = %(f{{q}})s
+      AND i.known_from <= %(k)s{{branch}} ORDER BY i.seq DESC{{limit}}"""
 SELECT_HORIZON = """SELECT seq FROM runtime_index
     WHERE conversation_id = %(c)s AND branch_id = %(b)s AND seq <= %(upto)s
       AND grp IS NOT NULL AND known_from <= %(k)s ORDER BY seq DESC LIMIT 1 OFFSET %(skip)s"""
@@ -202,6 +221,7 @@ class PostgresRuntime:
     """The runtime graph tables of the PostgreSQL backend."""
 
     _fetch: Callable[[str, Sequence[Any] | dict[str, Any]], list[tuple[Any, ...]]]
+    _read: Callable[[str, Sequence[Any] | dict[str, Any]], list[tuple[Any, ...]]]
     _execute: Callable[[str, Sequence[Any]], None]
     _execute_many: Callable[[str, Sequence[Sequence[Any]]], None]
     _borrow: Callable[[], AbstractContextManager[psycopg.Connection[tuple[Any, ...]]]]
@@ -216,8 +236,8 @@ class PostgresRuntime:
     def runtime_conversations(self, *, account: str | None = None,
                               ids: Sequence[str] | None = None) -> list[Conversation]:
         if ids is not None:
-            rows = self._fetch(f"{SELECT_CONVERSATIONS} WHERE conversation_id = ANY(%s)",
-                               (list(ids),))
+            rows = self._read(f"{SELECT_CONVERSATIONS} WHERE conversation_id = ANY(%s)",
+                              (list(ids),))
         elif account is not None:
             rows = self._fetch(f"{SELECT_CONVERSATIONS} WHERE account = %s", (account,))
         else:
@@ -266,7 +286,7 @@ class PostgresRuntime:
             where.append("(" + " OR ".join(f"{column} = ANY(%s)" for column, _ in keys) + ")")
             params += [list(values) for _, values in keys]
         sql = f"{SELECT_RECORDS} WHERE {' AND '.join(where)} ORDER BY seq"
-        return [_decode(row) for row in self._fetch(sql, params)]
+        return [_decode(row) for row in self._read(sql, params)]
 
     def runtime_branch_records(self, conversation_id: str, branch_id: str, upto: int | None,
                                participant_id: str, known_at: Instant, since: int = 0
@@ -274,13 +294,13 @@ class PostgresRuntime:
         params = {"c": conversation_id, "b": branch_id, "p": participant_id,
                   "k": _ts(known_at), "upto": (1 << 62) if upto is None else upto,
                   "since": since}
-        return [_decode(r) for r in self._fetch(SELECT_ON_BRANCH, params)]
+        return [_decode(r) for r in self._read(SELECT_ON_BRANCH, params)]
 
     def runtime_reachable(self, conversation_id: str, participant_id: str,
                           known_at: Instant, since: int = 0) -> list[RuntimeRecord]:
         params = {"c": conversation_id, "p": participant_id, "k": _ts(known_at),
                   "since": since}
-        return [_decode(r) for r in self._fetch(SELECT_REACHABLE, params)]
+        return [_decode(r) for r in self._read(SELECT_REACHABLE, params)]
 
     def runtime_record_homes(self, record_id: str) -> list[tuple[str, str]]:
         return sorted((c, k) for c, k in self._fetch(SELECT_RECORD_HOMES, (record_id,)))
@@ -292,10 +312,10 @@ class PostgresRuntime:
     # -- read caches -----------------------------------------------------------------------
     def runtime_records_after(self, conversation_id: str, seq: int, limit: int
                               ) -> list[RuntimeRecord]:
-        return [_decode(r) for r in self._fetch(SELECT_AFTER, (conversation_id, seq, limit))]
+        return [_decode(r) for r in self._read(SELECT_AFTER, (conversation_id, seq, limit))]
 
     def runtime_cache_mark(self, conversation_id: str, cache: str) -> int:
-        rows = self._fetch(SELECT_MARK, (conversation_id, cache))
+        rows = self._read(SELECT_MARK, (conversation_id, cache))
         return int(rows[0][0]) if rows else 0
 
     def append_runtime_index(self, conversation_id: str, rows: Sequence[tuple[Any, ...]],
@@ -330,28 +350,51 @@ class PostgresRuntime:
             sql += " LIMIT %(n)s"
         params = {"c": conversation_id, "f": flag, "k": known_at.micros, "b": branch_id,
                   "upto": (1 << 62) if upto is None else upto, "n": limit}
-        return [_decode(r) for r in self._fetch(sql, params)]
+        return [_decode(r) for r in self._read(sql, params)]
 
     def runtime_open_calls(self, conversation_id: str, known_at: Instant
                            ) -> list[RuntimeRecord]:
-        return [_decode(r) for r in self._fetch(SELECT_OPEN_CALLS, {"c": conversation_id,
-                                                                    "k": known_at.micros})]
+        return [_decode(r) for r in self._read(SELECT_OPEN_CALLS, {"c": conversation_id,
+                                                                   "k": known_at.micros})]
+
+    def runtime_protected(self, conversation_id: str, known_at: Instant,
+                          requests: Sequence[tuple[str, str | None, int | None, int | None]]
+                          ) -> tuple[list[RuntimeRecord], list[list[RuntimeRecord]]]:
+        params: dict[str, Any] = {"c": conversation_id, "k": known_at.micros}
+        parts = list(_OPEN_CALLS_PARTS)
+        for q, (flag, branch, upto, limit) in enumerate(requests, start=1):
+            params[f"f{q}"] = flag
+            branch_clause = limit_clause = ""
+            if branch is not None:
+                branch_clause = f" AND i.branch_id = %(b{q})s AND i.seq <= %(u{q})s"
+                params[f"b{q}"], params[f"u{q}"] = branch, (1 << 62) if upto is None else upto
+            if limit is not None:
+                limit_clause = f" LIMIT %(n{q})s"
+                params[f"n{q}"] = limit
+            parts.append(_FLAGGED_PART.format(q=q, branch=branch_clause, limit=limit_clause))
+        found: list[list[RuntimeRecord]] = [[] for _ in range(len(requests) + 1)]
+        for row in self._read(" UNION ALL ".join(f"({part})" for part in parts), params):
+            found[row[0]].append(_decode(row[1:]))
+        found[0].sort(key=lambda r: r.seq)
+        for records in found[1:]:
+            records.sort(key=lambda r: r.seq, reverse=True)
+        return found[0], found[1:]
 
     def runtime_horizon(self, conversation_id: str, branch_id: str, upto: int | None,
                         before: int | None, known_at: Instant, count: int) -> int | None:
         bound = min((1 << 62) if upto is None else upto, (1 << 62) if before is None
                     else before - 1)
-        rows = self._fetch(SELECT_HORIZON, {"c": conversation_id, "b": branch_id,
-                                            "upto": bound, "k": known_at.micros,
-                                            "skip": count - 1})
+        rows = self._read(SELECT_HORIZON, {"c": conversation_id, "b": branch_id,
+                                           "upto": bound, "k": known_at.micros,
+                                           "skip": count - 1})
         return int(rows[0][0]) if rows else None
 
     def runtime_group_counts(self, conversation_id: str,
                              bounds: Sequence[tuple[str, int]]) -> list[int]:
         if not bounds:
             return []
-        rows = self._fetch(SELECT_RANKS, (conversation_id, [g for g, _ in bounds],
-                                          [b for _, b in bounds]))
+        rows = self._read(SELECT_RANKS, (conversation_id, [g for g, _ in bounds],
+                                         [b for _, b in bounds]))
         return [int(r[0] or 0) for r in rows]
 
     # -- contents and blobs ----------------------------------------------------------------
@@ -363,12 +406,21 @@ class PostgresRuntime:
                                        data if inline else None))
 
     def runtime_content(self, conversation_id: str, sha256: str) -> bytes | None:
-        rows = self._fetch(SELECT_CONTENT, (conversation_id, sha256))
+        rows = self._read(SELECT_CONTENT, (conversation_id, sha256))
         if not rows:
             return None
         inline, blob = rows[0]
         data = inline if inline is not None else blob
         return None if data is None else bytes(data)
+
+    def runtime_contents(self, conversation_id: str, sha256s: Sequence[str]
+                         ) -> dict[str, bytes | None]:
+        found: dict[str, bytes | None] = dict.fromkeys(sha256s)
+        if found:
+            for sha, inline, blob in self._read(SELECT_CONTENTS, (conversation_id, list(found))):
+                data = inline if inline is not None else blob
+                found[sha] = None if data is None else bytes(data)
+        return found
 
     def delete_runtime_contents(self, conversation_id: str, sha256s: Sequence[str]) -> int:
         return int(self._fetch(DELETE_CONTENT, (conversation_id, list(sha256s)))[0][0])

@@ -378,6 +378,18 @@ class SQLiteRuntime:
             return bytes(data)
         return self._get_blob(sha256)
 
+    def runtime_contents(self, conversation_id: str, sha256s: Sequence[str]
+                         ) -> dict[str, bytes | None]:
+        found: dict[str, bytes | None] = dict.fromkeys(sha256s)
+        wanted = list(found)
+        for start in range(0, len(wanted), 400):
+            chunk = wanted[start:start + 400]
+            sql = ("SELECT sha256, data FROM runtime_contents WHERE conversation_id = ? "
+                   f"AND sha256 IN {_in(len(chunk))}")
+            for sha, data in self._runtime_select(sql, [conversation_id, *chunk]):
+                found[sha] = bytes(data) if data is not None else self._get_blob(sha)
+        return found
+
     def delete_runtime_contents(self, conversation_id: str, sha256s: Sequence[str]) -> int:
         count = 0
         with self._lock, self._secure():

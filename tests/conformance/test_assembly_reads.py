@@ -1,0 +1,171 @@
+"""The reads an assembly batches, on every backend: raw contents of many digests in one read
+(inline and in the blob store, unknown and erased ones), the protected state in one read, and
+the reader's ancestry and candidates from what the caller has read already — each the same as
+the one-by-one reads it replaces."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from vigente import InvalidInput, Vigente
+from vigente.runtime.content import INLINE_LIMIT
+from vigente.runtime.records import from_record
+from vigente.store.base import Store
+from vigente.time import parse_instant
+
+C = "reads-1"
+T = "2026-10-06T09:{:02d}:00+00:00"
+BIG = "x" * (INLINE_LIMIT + 100)  # over the inline limit: kept in the blob store
+
+
+def _events() -> list[str]:
+    def call(i: int, at: int, **extra: Any) -> list[dict[str, Any]]:
+        return [
+            dict(event="tool_call", id=f"c{i}", run="r1", name="search", arguments={"i": i},
+                 at=T.format(at)),
+            dict(event="tool_result", call=f"c{i}", at=T.format(at), **extra),
+        ]  # fmt: skip
+
+    events: list[dict[str, Any]] = [
+        dict(event="conversation", id=C, account="acct-reads", at=T.format(0)),
+        dict(event="participant", id="agent", model="m", provider="openai", at=T.format(0)),
+        dict(event="branch", id="main", at=T.format(0)),
+        dict(event="message", id="sys", branch="main", role="system", content="Be exact.",
+             at=T.format(1)),
+        dict(event="message", id="u1", branch="main", role="user", content="Go.", at=T.format(1)),
+        dict(event="run", id="r1", branch="main", participant="agent", mode="chat",
+             at=T.format(1)),
+        *call(1, 2, status="succeeded", content={"fare": 19}),
+        *call(2, 2, status="succeeded", content={"blob": BIG}),
+        *call(3, 3, status="failed", content={"error": "declined"}),
+        dict(event="tool_call", id="open", run="r1", name="pay", arguments={}, at=T.format(3)),
+        dict(event="message", id="u2", branch="main", role="user", content="Again.",
+             at=T.format(4)),
+        dict(event="branch", id="side", parent="main", fork_after="u1", at=T.format(5)),
+        dict(event="message", id="s1", branch="side", role="user", content="Side.",
+             at=T.format(5)),
+        *call(4, 6, status="succeeded", content={"fare": 23}),
+        dict(event="tool_result", call="open", status="succeeded", content={"paid": True},
+             at=T.format(7)),
+    ]  # fmt: skip
+    return [
+        json.dumps(e if e["event"] == "conversation" else dict(e, conversation=C)) for e in events
+    ]
+
+
+def _ready(vg: Vigente) -> Store:
+    vg.runtime.import_events(_events())
+    vg.runtime.catch_up_index(C)
+    return vg.store
+
+
+def _digests(store: Store) -> list[str]:
+    """The raw results' digests, in the log's order."""
+    return [from_record(r).result_ref.sha256 for r in store.runtime_records(C, kinds=["artifact"])]
+
+
+def test_contents_in_one_read_are_the_contents_read_one_by_one(vg: Vigente) -> None:
+    store = _ready(vg)
+    shas = _digests(store)
+    assert len(set(shas)) == 5
+    one_by_one = {sha: store.runtime_content(C, sha) for sha in shas}
+    assert all(data is not None for data in one_by_one.values())
+    assert any(len(data or b"") > INLINE_LIMIT for data in one_by_one.values())
+    unknown = "0" * 64
+    found = store.runtime_contents(C, [*reversed(shas), unknown, shas[0]])
+    assert found == {**one_by_one, unknown: None}
+    assert list(found) == [*dict.fromkeys(reversed(shas)), unknown]  # in the order asked
+    assert store.runtime_contents(C, []) == {}
+    assert store.runtime_contents("no-such-conversation", shas) == dict.fromkeys(shas)
+    # erased (retention): None, as runtime_content says
+    with store.transaction():
+        store.delete_runtime_contents(C, [shas[0]])
+    assert store.runtime_content(C, shas[0]) is None
+    assert store.runtime_contents(C, shas) == {**one_by_one, shas[0]: None}
+
+
+def _protected_one_by_one(store: Store, k: Any, requests: list[Any]) -> tuple[Any, Any]:
+    return store.runtime_open_calls(C, k), [
+        store.runtime_flagged(C, flag, k, branch_id=branch, upto=upto, limit=limit)
+        for flag, branch, upto, limit in requests
+    ]
+
+
+@pytest.mark.parametrize("minute", [1, 3, 4, 6, 9])
+def test_the_protected_state_in_one_read_is_the_separate_look_ups(vg: Vigente, minute: int) -> None:
+    store = _ready(vg)
+    k = parse_instant(T.format(minute))
+    fork = next(r.seq for r in store.runtime_records(C, record_ids=["u1"]))
+    requests: list[tuple[str, str | None, int | None, int | None]] = [
+        ("instruction", None, None, None),
+        ("troubled", None, None, None),
+        ("user", None, None, None),
+        ("user", "main", None, 1),
+        ("user", "main", fork, 1),
+        ("user", "side", None, 2),
+        ("skill_state", "main", None, 1),
+        ("checkpoint", "side", None, 1),
+    ]
+    together = store.runtime_protected(C, k, requests)
+    assert together == _protected_one_by_one(store, k, requests)
+    if minute == 4:  # the pay call was open then, and u2 the latest user message
+        assert [r.record_id for r in together[0]] == ["open"]
+        assert [r.record_id for r in together[1][3]] == ["u2"]
+        assert [r.record_id for r in together[1][4]] == ["u1"]
+        assert [r.record_id for r in together[1][1]] == ["c3"]
+    assert store.runtime_protected(C, k, []) == (store.runtime_open_calls(C, k), [])
+
+
+def test_the_protected_state_skips_a_record_retention_erased(vg: Vigente) -> None:
+    """The index keeps the rank of a record retention erased; the latest look-up then finds
+    the one before it, in one read as in the separate look-ups."""
+    store = _ready(vg)
+    (u2,) = store.runtime_records(C, record_ids=["u2"])
+    with store.transaction():
+        assert store.delete_runtime_records(C, [u2.seq]) == 1
+    k = parse_instant(T.format(9))
+    requests: list[tuple[str, str | None, int | None, int | None]] = [("user", "main", None, 1)]
+    together = store.runtime_protected(C, k, requests)
+    assert [r.record_id for r in together[1][0]] == ["u1"]
+    assert together == _protected_one_by_one(store, k, requests)
+
+
+def test_ancestry_and_candidates_from_records_already_read(vg: Vigente) -> None:
+    store = _ready(vg)
+    rt = vg.runtime
+    k = parse_instant(T.format(9))
+    branches = store.runtime_records(C, kinds=["branch"], known_at=k)
+    for branch in ("main", "side"):
+        chain = rt.ancestry(C, branch, known_at=k)
+        assert rt.ancestry(C, branch, known_at=k, branches=branches) == chain
+        for since in (0, 12):
+            read = rt.candidates(C, branch, "agent", known_at=k, since=since, include=["c3"])
+            given = rt.candidates(C, branch, "agent", known_at=k, since=since, include=["c3"],
+                                  ancestry=chain)  # fmt: skip
+            assert given == read
+    assert rt.ancestry(C, "side", known_at=k)[1][0] == "main"
+    # a branch not yet known then is refused the same way
+    early = parse_instant(T.format(1))
+    known = store.runtime_records(C, kinds=["branch"], known_at=early)
+    with pytest.raises(InvalidInput, match="unknown branch 'side'"):
+        rt.ancestry(C, "side", known_at=early, branches=known)
+    with pytest.raises(InvalidInput, match="unknown branch 'side'"):
+        rt.ancestry(C, "side", known_at=early)
+
+
+def test_candidates_carry_each_calls_status_as_known_then(vg: Vigente) -> None:
+    """The call results the reader reads with the runs and memory links (one statement):
+    a call's status is its latest result's as known then, pending without one."""
+    _ready(vg)
+    rt = vg.runtime
+    k = parse_instant(T.format(4))
+    status = {c.node.id: c.status for c in rt.candidates(C, "main", "agent", known_at=k).records
+              if c.node.KIND == "tool_call"}  # fmt: skip
+    assert status == {"c1": "succeeded", "c2": "succeeded", "c3": "failed", "open": "pending"}
+    later = rt.candidates(C, "main", "agent", known_at=parse_instant(T.format(9)))
+    assert {c.node.id: c.status for c in later.records if c.node.KIND == "tool_call"}["open"] == (
+        "succeeded"
+    )
