@@ -128,14 +128,16 @@ class Vigente:
         mode: Mode = "auto",
         date_from_query: bool = False,
         now: TimeLike | None = None,
+        language: str = "en",
     ) -> SearchResult:
         """The ``k`` passages most relevant to ``text`` that are admissible on ``valid_at`` as
         known on ``known_at`` (default: now); see :meth:`Retrieval.search`. ``scope`` defaults
-        to every scope; ``None`` is the global scope, as everywhere else."""
+        to every scope; ``None`` is the global scope, as everywhere else. ``language`` ("en",
+        the default, or "it") words each hit's citation and ``why``."""
         return self.retrieval.search(
             text, valid_at=valid_at, known_at=known_at, scope=scope, k=k,
             include_superseded=include_superseded, mode=mode,
-            date_from_query=date_from_query, now=now,
+            date_from_query=date_from_query, now=now, language=language,
         )
 
     @cached_property

@@ -37,8 +37,11 @@ __all__ = [
     "fact_statement",
     "gender",
     "in_language",
+    "italian_at",
     "italian_from",
+    "italian_moment",
     "italian_on",
+    "italian_period",
     "known_phrase",
     "on_day",
     "participle",
@@ -131,6 +134,11 @@ def _italian_at(day: _dt.date) -> str:
     return ("all'" if _elided(day.day) else "al ") + format_date(day, "it")
 
 
+def italian_at(day: _dt.date) -> str:
+    """ "al 3 marzo 2025", "all'8 marzo 2025" (as in "come noto al …")."""
+    return _italian_at(day)
+
+
 def _clock(at: Instant) -> str | None:
     """ "07:18 UTC", or ``None`` for a date (midnight UTC)."""
     if at.is_date or at.micros % _MICROS_PER_DAY == 0:
@@ -143,6 +151,21 @@ def _italian_moment(at: Instant, prefix: str) -> str:
     head = {"il": italian_on, "dal": italian_from, "al": _italian_at}[prefix](day)
     clock = _clock(at)
     return head if clock is None else f"{head} alle {clock}"
+
+
+def italian_moment(at: Instant, preposition: Literal["il", "dal", "al"]) -> str:
+    """An instant as the Italian statements word it: "il 3 marzo 2025", "dal 1° marzo 2025",
+    "all'8 marzo 2025", with "alle 07:18 UTC" when it is not midnight UTC."""
+    return _italian_moment(at, preposition)
+
+
+def italian_period(valid_from: Instant, valid_to: Instant | None) -> str:
+    """ "dal 1° settembre 2026", or "dal 1° settembre 2026 fino al 1° ottobre 2026 (escluso)":
+    a half-open validity as an Italian fact statement words a row's period."""
+    start = _italian_moment(valid_from, "dal")
+    if valid_to is None:
+        return start
+    return f"{start} fino {_italian_moment(valid_to, 'al')} (escluso)"
 
 
 # -- the pieces of a statement, in either language ------------------------------------------

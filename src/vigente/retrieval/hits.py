@@ -1,6 +1,7 @@
-"""From ranked candidates to hits: the admitting snapshot, citation, successor and why; and the
-excluded top candidates of the relevance-only baseline with the kernel's reasons. A handful of
-batched reads per search, whatever ``k``."""
+"""From ranked candidates to hits: the admitting snapshot, citation, successor and why (worded
+in the language asked by :mod:`vigente.retrieval.wording`); and the excluded top candidates of
+the relevance-only baseline with the kernel's reasons. A handful of batched reads per search,
+whatever ``k``."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from vigente.evidence.dates import check_language
 from vigente.kernel.values import JSONValue
 from vigente.kernel.versions import Version, admissibility
 from vigente.retrieval.records import Candidate
 from vigente.retrieval.results import Excluded, Hit
+from vigente.retrieval.wording import document_why, fact_hit_citation, fact_why
 from vigente.time import Instant
 
 if TYPE_CHECKING:
@@ -69,7 +72,7 @@ class HitBuilder:
         self._include_superseded = include_superseded
         self._t = t
         self._k = k
-        self._language = language
+        self._language = check_language(language)
         self._snapshots = snapshots
         self._docs: dict[str, DocumentVersion] = {}
         self._successors: dict[str, DocumentVersion] = {}
@@ -122,9 +125,6 @@ class HitBuilder:
         else:
             ended = [s for s in snapshots if s.known_at(k) and s.valid_from <= t]
             snapshot, admission = max(ended, key=lambda s: s.valid_from), "superseded"
-        span = f"from {snapshot.valid_from}" + (
-            f" until {snapshot.valid_to}" if snapshot.valid_to is not None else "")
-        known = f"known on {k} (held since {snapshot.known_from})"
         document = self._docs.get(c.claim.source) if c.kind == "document" else None
         value: JSONValue = None
         successor = None
@@ -135,13 +135,9 @@ class HitBuilder:
             value = json.loads(c.claim.value_json)
             version_id, external_id, title, reference = (
                 snapshot.version_id, c.claim.source, c.claim.lineage, None)
-            citation = (f"{c.claim.lineage} = {value_text(value)} (source {c.claim.source}, "
-                        f"valid {span}, {known})")
-            if admission == "in_force":
-                why = f"valid on {t} ({span}) and {known}"
-            else:
-                why = (f"no longer valid on {t} ({span}); returned because superseded "
-                       "versions were asked for")
+            citation = fact_hit_citation(c.claim.lineage, value_text(value), c.claim.source,
+                                         snapshot, k, self._language)
+            why = fact_why(admission, t, k, snapshot, self._language)
         else:
             version_id, external_id, title, reference = (
                 document.version_id, document.external_id, document.title, document.reference)
@@ -149,9 +145,8 @@ class HitBuilder:
             predecessor = self._docs.get(document.predecessor_id or "")
             citation = citer(self._language, t)(document, predecessor,
                                                   self._successors.get(document.version_id))
-            why = self._document_why(admission, successor, span, known)
-            if c.matched_field is not None:
-                why += f"; its {c.matched_field} matches the query"
+            why = document_why(admission, t, k, snapshot, document, successor, c.matched_field,
+                               self._language)
         return Hit(
             rank=rank, kind=c.kind, lineage_id=c.claim.lineage, scope=c.claim.scope,
             version_id=version_id, external_id=external_id, title=title, reference=reference,
@@ -163,22 +158,6 @@ class HitBuilder:
             value=value, lexical_rank=r.lexical_rank, semantic_rank=r.semantic_rank,
             matched_field=c.matched_field,
         )
-
-    def _document_why(self, admission: str, successor: DocumentVersion | None, span: str,
-                      known: str) -> str:
-        t = self._t
-        if admission == "in_force":
-            why = f"in force on {t} ({span}) and {known}"
-            if successor is not None:
-                verb = "revoked" if successor.role == "revocation" else "replaced"
-                why += (f"; {verb} from {successor.valid_from} by {successor.label}"
-                        f" (published {successor.published})")
-            return why
-        if successor is not None and successor.valid_from <= t:
-            return (f"superseded on {successor.valid_from} by {successor.label}; returned "
-                    "because superseded versions were asked for")
-        return (f"no longer in force on {t} ({span}); returned because superseded versions "
-                "were asked for")
 
     def _excluded(self, rank: int, r: Ranked) -> Excluded | None:
         from vigente.evidence.in_force import document_reason

@@ -22,6 +22,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Final, Literal
 
 from vigente.errors import InvalidInput
+from vigente.evidence.dates import check_language
 from vigente.kernel.values import JSONValue, Scope
 from vigente.kernel.versions import Version, admissibility
 from vigente.retrieval.dates import QueryDate
@@ -419,7 +420,8 @@ class Retrieval:
         question names ("as of 2015", "in vigore al 3 marzo 2025") sets ``valid_at``
         (``valid_at`` is then the default for questions that name none). ``mode``: ``auto``
         (hybrid when vectors and the model are available, else lexical), ``lexical``,
-        ``semantic`` or ``hybrid``. ``record=True`` stores the decision. ``explain=False``
+        ``semantic`` or ``hybrid``. ``language`` ("en" or "it") words each hit's citation and
+        ``why``. ``record=True`` stores the decision. ``explain=False``
         skips the relevance-only ranking that finds the excluded top candidates (faster;
         ``excluded`` is then empty).
 
@@ -429,6 +431,7 @@ class Retrieval:
         and ``notes`` says so (with the command, ``vigente index``, that does it ahead of
         time); passages without a vector for the model are only reported in ``notes``.
         """
+        check_language(language)  # before anything is indexed or recorded
         vg = self._vg
         found: QueryDate | None = None
         if date_from_query and isinstance(text, str):
