@@ -349,12 +349,14 @@ def review_reject(ctx: click.Context, proposal_id: str, note: str | None,
 @click.option("--evidence", "evidence_file", required=True,
               type=click.Path(dir_okay=False, path_type=Path),
               help="The evidence JSON (`vigente ask … --json`).")
+@click.option("--lang", "language", default="en", show_default=True,
+              type=click.Choice(["en", "it"]), help="Language of the findings' messages.")
 @json_option
-def verify(answer: str, evidence_file: Path, as_json: bool) -> None:
+def verify(answer: str, evidence_file: Path, language: str, as_json: bool) -> None:
     """Check a generated ANSWER against the evidence; exit 1 when it fails."""
     from vigente.evidence.verify import verify_file
 
-    verdict = verify_file(evidence_file, answer)
+    verdict = verify_file(evidence_file, answer, language=language)
     if as_json:
         _emit(verdict.as_dict())
     else:

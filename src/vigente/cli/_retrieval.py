@@ -88,7 +88,7 @@ Examples:
 @click.option("--mode", type=click.Choice(list(MODES)), default="auto", show_default=True,
               help="auto: hybrid when the store has vectors and the model is installed.")
 @click.option("--lang", "language", default="en", show_default=True,
-              type=click.Choice(["en", "it"]), help="Language of citations.")
+              type=click.Choice(["en", "it"]), help="Language of each hit's citation and why.")
 @click.option("--now", metavar="DATE", help="Treat this date as today.")
 @click.option("--record", is_flag=True, help="Store the admissibility decision.")
 @json_option

@@ -15,7 +15,9 @@ says how to fix it and the offending span of the answer:
   (a document version not yet in force, or expired, cited as in force is ``value_not_admitted``).
 
 The check is deliberately strict and literal: it cannot prove an answer right, only catch
-these specific ways of being wrong.
+these specific ways of being wrong. ``language`` ("en", the default, or "it") words the findings'
+messages — the codes, spans and verdict are the same in either — with the dates and qualifiers
+of the Italian statements ("per il 29 settembre 2026, come noto al 29 settembre 2026").
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from __future__ import annotations
 import datetime as _dt
 import enum
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,10 +46,12 @@ from vigente.evidence.answers import (
     shown,
     when,
 )
+from vigente.evidence.dates import Language, check_language
 from vigente.evidence.errors import EvidenceFileError, InvalidEvidence
 from vigente.evidence.numbers import numbers_in
 from vigente.evidence.references import find_references, same_reference
 from vigente.evidence.text import Span, sentence_at
+from vigente.evidence.wording import italian_at, italian_on, participle
 
 __all__ = ["Finding", "FindingCode", "Verdict", "load_evidence", "verify", "verify_file"]
 
@@ -94,18 +98,43 @@ class Verdict:
         }
 
 
+# -- the words of a finding, in English or Italian ------------------------------------------
+def _when(facts: Facts, lang: Language) -> str:
+    """ "for 2026-09-29 as known on 2026-09-29" / "per il 29 settembre 2026, come noto al 29
+    settembre 2026": the question the evidence answers."""
+    if lang == "en":
+        return when(facts)
+    on = "per la data chiesta" if facts.valid_at is None else f"per {italian_on(facts.valid_at)}"
+    known = "ora" if facts.known_at is None else italian_at(facts.known_at)
+    return f"{on}, come noto {known}"
+
+
+def _shown(values: Iterable[Any], lang: Language) -> str:
+    listed = shown(values)
+    return "nessuno" if lang == "it" and listed == "none" else listed
+
+
+def _cited(reference: str) -> str:
+    """ "citata" for a circular, "citato" for a decree (the act the answer cites)."""
+    return participle("citat", reference)
+
+
 # -- the checks -----------------------------------------------------------------------------
-def _check_values(answer: Answer, facts: Facts) -> list[Finding]:
+def _check_values(answer: Answer, facts: Facts, lang: Language) -> list[Finding]:
     findings: list[Finding] = []
+    asked = _when(facts, lang)
     if facts.status == "missing":
         for n in answer.numbers:
+            message = (
+                f"{n.text!r} is stated, but the evidence {asked} is missing — no "
+                "record, not zero: say that no value is recorded for that date instead"
+                if lang == "en"
+                else f"{n.text!r} è indicato, ma l'evidenza {asked}, è mancante — nessun dato "
+                "registrato, non zero: scrivere invece che per quella data non è registrato "
+                "alcun valore"
+            )
             findings.append(
-                Finding(
-                    FindingCode.NUMBER_WITHOUT_EVIDENCE,
-                    f"{n.text!r} is stated, but the evidence {when(facts)} is missing — no "
-                    "record, not zero: say that no value is recorded for that date instead",
-                    answer.span(n.start, n.end),
-                )
+                Finding(FindingCode.NUMBER_WITHOUT_EVIDENCE, message, answer.span(n.start, n.end))
             )
     else:
         allowed = set().union(
@@ -117,14 +146,17 @@ def _check_values(answer: Answer, facts: Facts) -> list[Finding]:
         # admitted values there is nothing to compare a stated number with.
         for n in answer.numbers if allowed else ():
             if not any(n.equals(a) for a in allowed):
+                message = (
+                    f"{n.text!r} is not among the admitted values ({shown(facts.values)}) "
+                    f"{asked}: state only admitted values, or check this one against "
+                    "evidence for the date it applies to"
+                    if lang == "en"
+                    else f"{n.text!r} non è tra i valori ammessi ({_shown(facts.values, lang)}) "
+                    f"{asked}: indicare solo valori ammessi, oppure verificare questo valore con "
+                    "l'evidenza della data a cui si riferisce"
+                )
                 findings.append(
-                    Finding(
-                        FindingCode.VALUE_NOT_ADMITTED,
-                        f"{n.text!r} is not among the admitted values ({shown(facts.values)}) "
-                        f"{when(facts)}: state only admitted values, or check this one against "
-                        "evidence for the date it applies to",
-                        answer.span(n.start, n.end),
-                    )
+                    Finding(FindingCode.VALUE_NOT_ADMITTED, message, answer.span(n.start, n.end))
                 )
     admitted_keys = {canonical(v) for v in facts.values}
     admitted_keys |= {canonical(r.get("value")) for r in facts.admitted}
@@ -135,15 +167,15 @@ def _check_values(answer: Answer, facts: Facts) -> list[Finding]:
         if isinstance(row.get("reference"), str):
             continue  # a document version: citing it is checked as superseded or not
         for span in answer.occurrences(value):
-            findings.append(
-                Finding(
-                    FindingCode.VALUE_NOT_ADMITTED,
-                    f"{span.text!r} is the value of a version that is not admissible "
-                    f"{when(facts)} ({row.get('reason', 'excluded')}): use the admitted "
-                    f"value ({shown(facts.values)})",
-                    span,
-                )
+            reason = row.get("reason", "excluded")
+            message = (
+                f"{span.text!r} is the value of a version that is not admissible "
+                f"{asked} ({reason}): use the admitted value ({shown(facts.values)})"
+                if lang == "en"
+                else f"{span.text!r} è il valore di una versione non ammissibile {asked} "
+                f"({reason}): usare il valore ammesso ({_shown(facts.values, lang)})"
             )
+            findings.append(Finding(FindingCode.VALUE_NOT_ADMITTED, message, span))
     return findings
 
 
@@ -198,29 +230,45 @@ _NEEDS = {
     "known_then": "the knowledge date (e.g. 'as known on 2 September 2026')",
     "projected": "the date and 'if nothing changes'",
 }
+_NEEDS_IT = {
+    "announced_future": "la data di inizio o 'annunciato' (per esempio 'annunciato, dal 1° "
+    "ottobre 2026')",
+    "historical": "la data a cui si riferiva (per esempio 'il 20 agosto 2026')",
+    "retrospective": "la data a cui si riferiva (per esempio 'il 2 settembre 2026')",
+    "known_then": "la data della conoscenza (per esempio 'come noto al 2 settembre 2026')",
+    "projected": "la data e 'salvo modifiche'",
+}
+_INTERPRETATION_IT = {
+    "announced_future": "annunciato",
+    "historical": "storico",
+    "retrospective": "appreso in ritardo",
+    "known_then": "noto allora",
+    "projected": "previsto",
+}
 
 
-def _check_qualifiers(answer: Answer, facts: Facts) -> list[Finding]:
-    if facts.status != "supported" or facts.interpretation not in _NEEDS:
+def _check_qualifiers(answer: Answer, facts: Facts, lang: Language) -> list[Finding]:
+    label = facts.interpretation
+    if facts.status != "supported" or label not in _NEEDS:
         return []
     findings = []
     for value in facts.values:
         for span in answer.occurrences(value, facts.admitted):
             start, end = answer.context(span.start)
             if not _qualified(answer, facts, start, end):
-                findings.append(
-                    Finding(
-                        FindingCode.MISSING_DATE_QUALIFIER,
-                        f"{span.text!r} is a {facts.interpretation} value {when(facts)} but is "
-                        f"stated without {_NEEDS[facts.interpretation]}: keep the qualifier next "
-                        "to the value",
-                        span,
-                    )
+                message = (
+                    f"{span.text!r} is a {label} value {_when(facts, lang)} but is "
+                    f"stated without {_NEEDS[label]}: keep the qualifier next to the value"
+                    if lang == "en"
+                    else f"{span.text!r} è un valore {_INTERPRETATION_IT[label]} ({label}) "
+                    f"{_when(facts, lang)}, ma è indicato senza {_NEEDS_IT[label]}: tenere la "
+                    "qualificazione accanto al valore"
                 )
+                findings.append(Finding(FindingCode.MISSING_DATE_QUALIFIER, message, span))
     return findings
 
 
-def _check_conflict(answer: Answer, facts: Facts) -> list[Finding]:
+def _check_conflict(answer: Answer, facts: Facts, lang: Language) -> list[Finding]:
     if facts.status != "conflict":
         return []
     stated = {canonical(v): answer.occurrences(v, facts.admitted) for v in facts.values}
@@ -229,29 +277,31 @@ def _check_conflict(answer: Answer, facts: Facts) -> list[Finding]:
     first = next((s[0] for s in stated.values() if s), None)
     if mentioned and len(mentioned) < len(facts.values):
         left_out = [v for v in facts.values if not stated[canonical(v)]]
-        return [
-            Finding(
-                FindingCode.CONFLICT_AS_SINGLE_VALUE,
-                f"the sources disagree {when(facts)} ({shown(facts.values)}) but the answer "
-                f"states only {shown(mentioned)}: report every alternative ({shown(left_out)} "
-                "is missing) and say that the sources conflict",
-                first,
-            )
-        ]
+        message = (
+            f"the sources disagree {when(facts)} ({shown(facts.values)}) but the answer "
+            f"states only {shown(mentioned)}: report every alternative ({shown(left_out)} "
+            "is missing) and say that the sources conflict"
+            if lang == "en"
+            else f"le fonti non concordano {_when(facts, lang)} ({shown(facts.values)}), ma la "
+            f"risposta indica solo {shown(mentioned)}: riportare ogni alternativa (manca "
+            f"{shown(left_out)}) e dire che le fonti sono in conflitto"
+        )
+        return [Finding(FindingCode.CONFLICT_AS_SINGLE_VALUE, message, first)]
     if not hedged and (mentioned or answer.numbers):
         span = first or answer.span(answer.numbers[0].start, answer.numbers[0].end)
-        return [
-            Finding(
-                FindingCode.CONFLICT_AS_SINGLE_VALUE,
-                f"the sources disagree {when(facts)} ({shown(facts.values)}) but the answer "
-                "does not say so: state that the sources conflict and give every alternative",
-                span,
-            )
-        ]
+        message = (
+            f"the sources disagree {when(facts)} ({shown(facts.values)}) but the answer "
+            "does not say so: state that the sources conflict and give every alternative"
+            if lang == "en"
+            else f"le fonti non concordano {_when(facts, lang)} ({shown(facts.values)}), ma la "
+            "risposta non lo dice: dichiarare che le fonti sono in conflitto e riportare ogni "
+            "alternativa"
+        )
+        return [Finding(FindingCode.CONFLICT_AS_SINGLE_VALUE, message, span)]
     return []
 
 
-def _check_versions_cited(answer: Answer, facts: Facts) -> list[Finding]:
+def _check_versions_cited(answer: Answer, facts: Facts, lang: Language) -> list[Finding]:
     """A document version that is not admissible at ``t`` must not be cited as in force: a
     superseded one without its successor (``superseded_as_in_force``), any other (not yet in
     force, expired) without the date that qualifies it (``value_not_admitted``)."""
@@ -259,6 +309,7 @@ def _check_versions_cited(answer: Answer, facts: Facts) -> list[Finding]:
     in_force = [r["reference"] for r in facts.admitted if isinstance(r.get("reference"), str)]
     findings: list[Finding] = []
     flagged: set[int] = set()
+    asked = _when(facts, lang)
     for row in facts.excluded:
         reference, reason = row.get("reference"), str(row.get("reason"))
         if not isinstance(reference, str) or reason == "corrected":
@@ -277,17 +328,24 @@ def _check_versions_cited(answer: Answer, facts: Facts) -> list[Finding]:
             if claim is None or NOT_IN_FORCE.search(answer.text, start, end):
                 continue
             if superseded:
-                instead = f" {successor_ref}" if isinstance(successor_ref, str) else " a successor"
-                ended = "revoked" if reason == "revoked" else "superseded"
-                findings.append(
-                    Finding(
-                        FindingCode.SUPERSEDED_AS_IN_FORCE,
+                named = isinstance(successor_ref, str)
+                if lang == "en":
+                    instead = f" {successor_ref}" if named else " a successor"
+                    ended = "revoked" if reason == "revoked" else "superseded"
+                    message = (
                         f"{span.text!r} is cited as {claim.group(0)!r}, but it was {ended} "
-                        f"{when(facts)}: cite{instead} as the version in force, or say that "
-                        f"{span.text} is no longer in force",
-                        span,
+                        f"{asked}: cite{instead} as the version in force, or say that "
+                        f"{span.text} is no longer in force"
                     )
-                )
+                else:
+                    instead = f" {successor_ref}" if named else " il successore"
+                    ended = participle("abrogat" if reason == "revoked" else "superat", reference)
+                    message = (
+                        f"{span.text!r} è {_cited(reference)} come {claim.group(0)!r}, ma "
+                        f"{asked}, risulta {ended}: citare{instead} come versione in vigore, "
+                        f"oppure dire che {span.text} non è più in vigore"
+                    )
+                findings.append(Finding(FindingCode.SUPERSEDED_AS_IN_FORCE, message, span))
                 flagged.add(span.start)
                 continue
             dated = starts is not None and any(
@@ -296,16 +354,18 @@ def _check_versions_cited(answer: Answer, facts: Facts) -> list[Finding]:
             if dated or ANNOUNCED.search(answer.text, start, end):
                 continue  # "Circular 12/2025 will be in force from 3 March 2025"
             flagged.add(span.start)
-            findings.append(
-                Finding(
-                    FindingCode.VALUE_NOT_ADMITTED,
-                    f"{span.text!r} is cited as {claim.group(0)!r}, but it is not in force "
-                    f"{when(facts)} ({reason}): cite the version in force "
-                    f"({', '.join(in_force) or 'none is recorded for that date'}) or give "
-                    "the date from which it applies",
-                    span,
-                )
+            message = (
+                f"{span.text!r} is cited as {claim.group(0)!r}, but it is not in force "
+                f"{asked} ({reason}): cite the version in force "
+                f"({', '.join(in_force) or 'none is recorded for that date'}) or give "
+                "the date from which it applies"
+                if lang == "en"
+                else f"{span.text!r} è {_cited(reference)} come {claim.group(0)!r}, ma non è "
+                f"in vigore {asked} ({reason}): citare la versione in vigore "
+                f"({', '.join(in_force) or 'nessuna è registrata per quella data'}) oppure "
+                "indicare la data da cui si applica"
             )
+            findings.append(Finding(FindingCode.VALUE_NOT_ADMITTED, message, span))
     if facts.status == "missing" and facts.documents:
         for ref in answer.references:
             if ref.start in flagged:
@@ -314,11 +374,18 @@ def _check_versions_cited(answer: Answer, facts: Facts) -> list[Finding]:
             start, end = answer.bounds[i] if answer.bounds else (0, len(answer.text))
             claim = IN_FORCE.search(answer.text, start, end)
             if claim is not None and not NOT_IN_FORCE.search(answer.text, start, end):
+                message = (
+                    f"{ref.text!r} is cited as {claim.group(0)!r}, but no version is in "
+                    f"force {asked}: say that none is recorded for that date"
+                    if lang == "en"
+                    else f"{ref.text!r} è {_cited(ref.text)} come {claim.group(0)!r}, ma nessuna "
+                    f"versione è in vigore {asked}: dire che per quella data non ne è "
+                    "registrata alcuna"
+                )
                 findings.append(
                     Finding(
                         FindingCode.VALUE_NOT_ADMITTED,
-                        f"{ref.text!r} is cited as {claim.group(0)!r}, but no version is in "
-                        f"force {when(facts)}: say that none is recorded for that date",
+                        message,
                         Span.of(answer.text, ref.start, ref.end),
                     )
                 )
@@ -347,18 +414,23 @@ def _successor_reference(
     return None
 
 
-def verify(answer_text: str, evidence: Mapping[str, Any] | EvidenceLike) -> Verdict:
+def verify(
+    answer_text: str, evidence: Mapping[str, Any] | EvidenceLike, *, language: str = "en"
+) -> Verdict:
     """Check ``answer_text`` against ``evidence`` (an :class:`Evidence` or its ``as_dict()``,
-    i.e. ``ask --json``, including document rows with ``reference``/``citation``)."""
+    i.e. ``ask --json``, including document rows with ``reference``/``citation``); the findings'
+    messages are worded in ``language`` ("en" or "it"; another raises
+    :class:`~vigente.errors.UnsupportedLanguage`)."""
+    lang = check_language(language)
     if not isinstance(answer_text, str):
         raise InvalidEvidence(f"the answer must be text, got {type(answer_text).__name__}")
     facts = read_facts(evidence)
     answer = Answer(answer_text, facts)
     findings = [
-        *_check_values(answer, facts),
-        *_check_qualifiers(answer, facts),
-        *_check_conflict(answer, facts),
-        *_check_versions_cited(answer, facts),
+        *_check_values(answer, facts, lang),
+        *_check_qualifiers(answer, facts, lang),
+        *_check_conflict(answer, facts, lang),
+        *_check_versions_cited(answer, facts, lang),
     ]
     findings.sort(key=lambda f: (f.span.start if f.span else -1, f.code.value))
     return Verdict(not findings, tuple(findings), facts.status, facts.interpretation)
@@ -392,6 +464,8 @@ def load_evidence(path: str | Path) -> dict[str, Any]:
     return data
 
 
-def verify_file(path: str | Path, text: str) -> Verdict:
-    """:func:`verify` ``text`` against the evidence saved in the JSON file at ``path``."""
-    return verify(text, load_evidence(path))
+def verify_file(path: str | Path, text: str, *, language: str = "en") -> Verdict:
+    """:func:`verify` ``text`` against the evidence saved in the JSON file at ``path``, the
+    findings worded in ``language``."""
+    check_language(language)  # before the file is read: the first error is the one to fix
+    return verify(text, load_evidence(path), language=language)

@@ -117,12 +117,12 @@ def verify_answer(vg: Vigente, body: m.VerifyRequest) -> dict[str, Any]:
         )
     evidence = body.evidence if body.ask is None else ask(vg, body.ask)
     assert evidence is not None
-    return verify(body.answer, evidence).as_dict()
+    return verify(body.answer, evidence, language=body.language).as_dict()
 
 
 @router.post("/verify", response_model=m.VerdictOut, tags=["evidence"])
 def verify_endpoint(body: m.VerifyRequest, vg: TenantStore) -> dict[str, Any]:
     """Check a generated answer against the evidence: dropped date qualifiers, values not
     admitted, a conflict stated as one value, numbers without evidence, superseded versions
-    cited as in force."""
+    cited as in force; each finding's message worded in ``language`` ("en" or "it")."""
     return verify_answer(vg, body)

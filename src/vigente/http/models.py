@@ -227,7 +227,9 @@ class SearchRequest(_In):
     date_from_query: bool = Field(
         default=False, description='take t from the question ("as of 2015")'
     )
-    language: Language = "en"
+    language: Language = Field(
+        default="en", description="the language of each hit's citation and why (search --lang)"
+    )
     now: Date | None = None
     record: bool = False
 
@@ -458,6 +460,9 @@ class VerifyRequest(_In):
     answer: Annotated[str, Field(min_length=1, max_length=100_000)]
     evidence: dict[str, Any] | None = Field(default=None, description="an /v1/ask response")
     ask: AskRequest | None = Field(default=None, description="or the question: the server asks it")
+    language: Language = Field(
+        default="en", description="the language of the findings' messages (verify --lang)"
+    )
 
 
 class Finding(_Out):

@@ -65,6 +65,21 @@ Language = Annotated[
     Literal["en", "it"],
     Field(description="language of the statement and its citations (facts and documents)"),
 ]
+SearchLanguage = Annotated[
+    Literal["en", "it"], Field(description="language of each hit's citation and why")
+]
+FindingsLanguage = Annotated[
+    Literal["en", "it"], Field(description="language of the findings' messages")
+]
+Now = Annotated[
+    Date | None,
+    Field(
+        description=(
+            "treat this moment as now (a date or an RFC 3339 timestamp with an offset), so that "
+            "an answer as known now is pinned to it, as the CLI's --now; default: the clock"
+        )
+    ),
+]
 
 _READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 _WRITE = ToolAnnotations(
@@ -130,6 +145,7 @@ def build_server(resolve: Resolver) -> MCPServer:
         ] = None,
         scope: Scope | None = None,
         language: Language = "en",
+        now: Now = None,
         record: Annotated[
             bool,
             Field(
@@ -146,6 +162,7 @@ def build_server(resolve: Resolver) -> MCPServer:
             valid_at=valid_at,
             known_at=known_at,
             scope=scope or {},
+            now=now,
             language=language,
             record=record,
         )
@@ -186,7 +203,7 @@ def build_server(resolve: Resolver) -> MCPServer:
             dict[str, str | int] | None,
             Field(description=("omit for every scope; {} for the global scope only")),
         ] = None,
-        language: Language = "en",
+        language: SearchLanguage = "en",
     ) -> dict[str, Any]:
         """Passages of documents and facts about `query` that are admissible on `valid_at`
         (relevance ranks topics, validity picks the period), each with its citation and why
@@ -228,6 +245,7 @@ def build_server(resolve: Resolver) -> MCPServer:
         known_at: Annotated[Date | None, Field(description="k; default: now")] = None,
         scope: Scope | None = None,
         language: Language = "en",
+        now: Now = None,
     ) -> dict[str, Any]:
         """The citations to quote for a lineage on a date: each version in force with its
         reference, entry into force and the chain of versions it replaces or that replace it
@@ -247,6 +265,7 @@ def build_server(resolve: Resolver) -> MCPServer:
                     valid_at=valid_at,
                     known_at=known_at,
                     scope=scope or {},
+                    now=now,
                     language=language,
                 )
                 return {
@@ -263,7 +282,12 @@ def build_server(resolve: Resolver) -> MCPServer:
                     ],
                 }
             doc = vg.documents.evidence(
-                lineage, valid_at=valid_at, known_at=known_at, scope=scope or {}, language=language
+                lineage,
+                valid_at=valid_at,
+                known_at=known_at,
+                scope=scope or {},
+                now=now,
+                language=language,
             )
             return {
                 "lineage": lineage,
@@ -356,11 +380,13 @@ def build_server(resolve: Resolver) -> MCPServer:
             dict[str, Any] | None,
             Field(description=("or the evidence object from ask_evidence, instead of lineage")),
         ] = None,
+        language: FindingsLanguage = "en",
     ) -> dict[str, Any]:
         """Check a draft answer against the evidence before sending it: a value not admitted,
         a dropped date qualifier ("from 1 October", "as known on"), a conflict stated as one
         value, a number where there is no record, a superseded version cited as in force.
-        `passed` false: rewrite the answer following each finding's message."""
+        `passed` false: rewrite the answer following each finding's message (worded in
+        `language`)."""
 
         def run() -> dict[str, Any]:
             question = (
@@ -370,7 +396,9 @@ def build_server(resolve: Resolver) -> MCPServer:
                     lineage=lineage, valid_at=valid_at, known_at=known_at, scope=scope or {}
                 )
             )
-            body = m.VerifyRequest(answer=answer, evidence=evidence, ask=question)
+            body = m.VerifyRequest(
+                answer=answer, evidence=evidence, ask=question, language=language
+            )
             return verify_answer(resolve(ctx), body)
 
         return _call(run)
