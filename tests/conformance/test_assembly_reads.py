@@ -169,3 +169,16 @@ def test_candidates_carry_each_calls_status_as_known_then(vg: Vigente) -> None:
     assert {c.node.id: c.status for c in later.records if c.node.KIND == "tool_call"}["open"] == (
         "succeeded"
     )
+
+
+def test_records_after_a_mark_in_one_read_are_the_two_reads(vg: Vigente) -> None:
+    store = _ready(vg)
+    every = store.runtime_records(C)
+    assert store.runtime_records_after_mark(C, "index", 1_000) == (every[-1].seq, [])
+    assert store.runtime_records_after_mark(C, "tokens:none/yet", 3) == (0, every[:3])
+    with store.transaction():
+        store.append_runtime_token_counts(C, "enc/fmt", [], every[4].seq)
+    mark, after = store.runtime_records_after_mark(C, "tokens:enc/fmt", 100)
+    assert (mark, after) == (every[4].seq, store.runtime_records_after(C, every[4].seq, 100))
+    assert after == every[5:]
+    assert store.runtime_records_after_mark("no-such-conversation", "index", 10) == (0, [])

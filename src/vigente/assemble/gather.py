@@ -371,12 +371,9 @@ def replay_tokens(
     sums per branch, so this reads no blob a second time and no row per record."""
     counter = f"{tok.name}/{fmt}"
     store = rt.store
-    mark = store.runtime_cache_mark(conversation, f"tokens:{counter}")
+    mark, batch = store.runtime_records_after_mark(conversation, f"tokens:{counter}", _BATCH)
     last: dict[str, int] = {}
-    while True:
-        batch = store.runtime_records_after(conversation, mark, _BATCH)
-        if not batch:
-            break
+    while batch:
         rows = []
         for r in batch:
             counted = _count(rt, tok, fmt, r, last)
@@ -385,4 +382,5 @@ def replay_tokens(
         with store.transaction():
             store.append_runtime_token_counts(conversation, counter, rows, batch[-1].seq)
         mark = batch[-1].seq
+        batch = store.runtime_records_after(conversation, mark, _BATCH)
     return store.runtime_token_total(conversation, counter, chain, k)

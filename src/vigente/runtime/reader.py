@@ -182,15 +182,13 @@ class RuntimeReads:
     def catch_up_index(self, conversation: str) -> None:
         """Take the records appended since the read index's mark into it (once per record;
         an assembly calls this before it reads the index)."""
-        mark = self.store.runtime_cache_mark(conversation, "index")
-        while True:
-            batch = self.store.runtime_records_after(conversation, mark, _BATCH)
-            if not batch:
-                return
+        mark, batch = self.store.runtime_records_after_mark(conversation, "index", _BATCH)
+        while batch:
             rows = [index_row(r) for r in batch if r.kind in CONTEXT_KINDS]
             with self.store.transaction():
                 self.store.append_runtime_index(conversation, rows, batch[-1].seq)
             mark = batch[-1].seq
+            batch = self.store.runtime_records_after(conversation, mark, _BATCH)
 
     def conversation(self, conversation: str) -> Conversation:
         found = self.store.runtime_conversations(ids=[conversation])

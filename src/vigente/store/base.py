@@ -486,6 +486,13 @@ class Store(ABC):
     def runtime_cache_mark(self, conversation_id: str, cache: str) -> int:
         """The last ``seq`` the cache named ``cache`` has taken in (0: none yet)."""
 
+    def runtime_records_after_mark(self, conversation_id: str, cache: str, limit: int
+                                   ) -> tuple[int, list[RuntimeRecord]]:
+        """:meth:`runtime_cache_mark` of ``cache`` and up to ``limit`` records after it
+        (:meth:`runtime_records_after`), in one read where the backend can."""
+        mark = self.runtime_cache_mark(conversation_id, cache)
+        return mark, self.runtime_records_after(conversation_id, mark, limit)
+
     @abstractmethod
     def append_runtime_index(self, conversation_id: str, rows: Sequence[tuple[Any, ...]],
                              through: int) -> None:

@@ -134,6 +134,13 @@ DELETE_BLOBS = """WITH d AS (DELETE FROM runtime_blobs WHERE sha256 = ANY(%s) RE
 SELECT_AFTER = f"""SELECT {_COLUMNS} FROM runtime_records
     WHERE conversation_id = %s AND seq > %s ORDER BY seq LIMIT %s"""
 SELECT_MARK = "SELECT through FROM runtime_cache_marks WHERE conversation_id = %s AND cache = %s"
+# A cache's mark and the records after it, in one statement (a row with NULL records when
+# there are none).
+SELECT_AFTER_MARK = f"""WITH m AS (SELECT coalesce((SELECT through FROM runtime_cache_marks
+        WHERE conversation_id = %(c)s AND cache = %(n)s), 0) AS through)
+SELECT m.through, r.* FROM m LEFT JOIN LATERAL (SELECT {_COLUMNS} FROM runtime_records
+    WHERE conversation_id = %(c)s AND seq > m.through ORDER BY seq LIMIT %(l)s) r ON true
+ORDER BY r.seq"""
 UPSERT_MARK = """INSERT INTO runtime_cache_marks (conversation_id, cache, through)
     VALUES (%s, %s, %s) ON CONFLICT (conversation_id, cache)
     DO UPDATE SET through = greatest(runtime_cache_marks.through, excluded.through)"""
@@ -317,6 +324,11 @@ class PostgresRuntime:
     def runtime_cache_mark(self, conversation_id: str, cache: str) -> int:
         rows = self._read(SELECT_MARK, (conversation_id, cache))
         return int(rows[0][0]) if rows else 0
+
+    def runtime_records_after_mark(self, conversation_id: str, cache: str, limit: int
+                                   ) -> tuple[int, list[RuntimeRecord]]:
+        rows = self._read(SELECT_AFTER_MARK, {"c": conversation_id, "n": cache, "l": limit})
+        return int(rows[0][0]), [_decode(row[1:]) for row in rows if row[1] is not None]
 
     def append_runtime_index(self, conversation_id: str, rows: Sequence[tuple[Any, ...]],
                              through: int) -> None:
