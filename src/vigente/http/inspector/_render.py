@@ -1,11 +1,12 @@
-"""Templates, the page response (with its security headers), form bodies and the route class
-of the pages (:class:`PageRoute`, whose refusals of a request are HTML, not the API's JSON)."""
+"""Templates, the page response (with its security headers), form bodies and the route classes
+of the pages (:class:`PageRoute`, whose refusals of a request are HTML, not the API's JSON;
+:class:`OpenPageRoute` for the login form, which needs no key)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import parse_qsl, quote
 
 from fastapi import Request
@@ -14,7 +15,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 
 from vigente.http._paths import IdRoute
 
-__all__ = ["HERE", "PageRoute", "blank", "form_of", "is_page", "page"]
+__all__ = ["HERE", "OpenPageRoute", "PageRoute", "blank", "form_of", "is_page", "page"]
 
 HERE = Path(__file__).parent
 
@@ -74,7 +75,17 @@ async def form_of(request: Request) -> dict[str, str]:
 class PageRoute(IdRoute):
     """A route of the inspector: a page for a browser. A request it refuses before the page
     runs (a malformed, missing or unknown query parameter) is answered with an HTML page, not
-    the API's JSON error (see :func:`vigente.http.inspector.install`)."""
+    the API's JSON error (see :mod:`vigente.http.inspector._refusals`)."""
+
+    #: The page shows a tenant's data: a browser without a usable key is sent to log in before
+    #: it is told what is wrong with the address, as the page itself would send it.
+    needs_key: ClassVar[bool] = True
+
+
+class OpenPageRoute(PageRoute):
+    """A page anyone may load: the login form and logging out."""
+
+    needs_key = False
 
 
 def is_page(request: Request) -> bool:

@@ -16,6 +16,7 @@ from fastapi.responses import HTMLResponse
 from vigente.api import Vigente
 from vigente.errors import VigenteError
 from vigente.http.inspector._auth import viewer
+from vigente.http.inspector._refusals import NoPage
 from vigente.http.inspector._render import PageRoute, blank, page
 from vigente.runtime import Branch, ModelRun, Participant
 
@@ -148,7 +149,7 @@ def _depth(branch: Branch, by_id: dict[str, Branch]) -> int:
 @router.get("/assembly/{assembly_id:path}", response_class=HTMLResponse)
 def assembly(
     request: Request,
-    assembly_id: Annotated[str, Path(min_length=1, max_length=200)],
+    assembly_id: Annotated[str, Path(max_length=200)],
     why_not: Text = None,
     before: Text = None,
     rebuild: Annotated[str | None, Query(max_length=8)] = None,
@@ -156,6 +157,10 @@ def assembly(
     """One recorded assembly: included (as what), omitted by reason, tokens against replay,
     why a record was left out, the diff from the consecutive model call before it and, on
     request, whether assembling again from its snapshot and policy selects the same."""
+    if not assembly_id:  # `/assembly/` names no assembly: no such page, key or none
+        raise NoPage(
+            "an assembly's page is /assembly/ID: open one from its conversation on the Runtime page"
+        )
     who = viewer(request)
     vg = who.vg
     why_not, before = blank(why_not), blank(before)
