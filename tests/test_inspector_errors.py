@@ -105,7 +105,7 @@ def _not_found_page(r: httpx.Response, path: str) -> str:
     text = _inspector_page(r, 404)
     assert "<h1>Page not found</h1>" in r.text
     assert f"there is no page {path} in the inspector" in text
-    assert '<a href="/" data-testid="start-page">The inspector\'s start page</a>' in r.text
+    assert '<a href="/" data-testid="start-page">The inspector\'s home page</a>' in r.text
     return text
 
 
