@@ -12,7 +12,10 @@ The English wording of fact evidence is the kernel's (:mod:`vigente.kernel.state
 :func:`fact_statement` words the same evidence in Italian, and :func:`in_language` returns the
 evidence with its statement in the language asked for: every surface (the Python API's
 ``Vigente.evidence(language=…)``, the CLI's ``--lang``, HTTP and MCP) words a fact answer with
-it. :func:`fact_citation` is one admitted row's citation in either language.
+it. :func:`fact_citation` is one admitted row's citation in either language. The Italian
+pieces (:func:`italian_moment`, :func:`italian_period`, :func:`italian_at`) also word search hits
+(:mod:`vigente.retrieval.wording`) and the answer check's findings, so there is one Italian date
+and qualifier format.
 """
 
 from __future__ import annotations
