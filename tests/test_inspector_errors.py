@@ -199,6 +199,8 @@ def test_the_json_api_keeps_its_one_error_shape_for_unknown_paths(served: Served
             "/v1/health/x",
             "/mcp/nope",
             "/openapi.json/x",
+            "/docs",
+            "/redoc",
         ):
             for headers in ({}, key):
                 message = _json_error(c.get(path, headers=headers), 404, "not_found")
@@ -211,7 +213,7 @@ def test_the_json_api_keeps_its_one_error_shape_for_unknown_paths(served: Served
         for page in ("/", "/runtime", "/assembly/x", "/review", "/login", "/static/x.css"):
             assert not is_api_path(page)
         assert c.get("/v1/health").json()["status"] == "ok"
-    assert API_PATHS == ("/v1", "/mcp", "/openapi.json")
+    assert API_PATHS == ("/v1", "/mcp", "/openapi.json", "/docs", "/redoc")
 
 
 # -- a page whose object does not exist ---------------------------------------------------------

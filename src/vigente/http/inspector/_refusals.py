@@ -42,8 +42,10 @@ from vigente.http.inspector._render import PageRoute, is_page, page
 __all__ = ["API_PATHS", "NoPage", "install", "is_api_path", "login_page"]
 
 #: The HTTP API's part of the service's paths; every other path is the inspector's (it is served
-#: at ``/``): the versioned endpoints, the MCP endpoint and the OpenAPI document.
-API_PATHS = ("/v1", "/mcp", "/openapi.json")
+#: at ``/``): the versioned endpoints, the MCP endpoint, the OpenAPI document and FastAPI's usual
+#: addresses of the API's documentation pages (not served, as they load scripts from a CDN: the
+#: API's 404 there points to /openapi.json).
+API_PATHS = ("/v1", "/mcp", "/openapi.json", "/docs", "/redoc")
 
 _WHERE = {"query": "the query parameter", "path": "the address part", "header": "the header"}
 _FIX = (
