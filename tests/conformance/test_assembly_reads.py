@@ -6,6 +6,7 @@ the one-by-one reads it replaces."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +20,7 @@ from vigente.time import parse_instant
 C = "reads-1"
 T = "2026-10-06T09:{:02d}:00+00:00"
 BIG = "x" * (INLINE_LIMIT + 100)  # over the inline limit: kept in the blob store
+SCENARIOS = Path(__file__).resolve().parents[1] / "data" / "scenarios"
 
 
 def _events() -> list[str]:
@@ -182,3 +184,36 @@ def test_records_after_a_mark_in_one_read_are_the_two_reads(vg: Vigente) -> None
     assert (mark, after) == (every[4].seq, store.runtime_records_after(C, every[4].seq, 100))
     assert after == every[5:]
     assert store.runtime_records_after_mark("no-such-conversation", "index", 10) == (0, [])
+
+
+@pytest.mark.parametrize("fixture", ["participant_visibility", "subagent_promotion",
+                                     "scheduled_task"])  # fmt: skip
+def test_candidates_from_the_shares_and_promotions_read_with_the_structure(
+    vg: Vigente, fixture: str
+) -> None:
+    """Given every record above the horizon and the conversation's shares and promotions, the
+    reader reads nothing for what reaches the participant through the conversation: the
+    candidates are those it finds by reading the store."""
+    lines = (SCENARIOS / f"{fixture}.jsonl").read_text("utf-8").splitlines()
+    events = [line for line in lines if line.strip() and json.loads(line)["event"] != "expect"]
+    report = vg.runtime.import_events(events, now=json.loads(events[-1]).get("at"))
+    store, rt = vg.store, vg.runtime
+    reaches: set[str] = set()
+    for conversation in report.conversations:
+        k = store.runtime_latest_knowledge(conversation)
+        assert k is not None
+        every = store.runtime_records(conversation, known_at=k)
+        granted = store.runtime_records(conversation, kinds=["share", "promotion"], known_at=k)
+        participants = [r.record_id for r in every if r.kind == "participant"]
+        branches = [r.record_id for r in every if r.kind == "branch"]
+        for since in (0, every[len(every) // 2].seq):
+            read = [r for r in every if r.seq >= since]
+            for branch in branches:
+                for participant in participants:
+                    found = rt.candidates(conversation, branch, participant, known_at=k,
+                                          since=since, read=read)  # fmt: skip
+                    given = rt.candidates(conversation, branch, participant, known_at=k,
+                                          since=since, read=read, granted=granted)  # fmt: skip
+                    assert given == found
+                    reaches |= {c.reach for c in found.records}
+    assert reaches & {"shared", "promoted"}

@@ -118,16 +118,18 @@ def structure_graph(rt: Runtime, conversation: str, k: Instant, *, mode: str) ->
 
 def structure(
     rt: Runtime, conversation: Conversation, k: Instant, *, mode: str
-) -> tuple[Graph, list[RuntimeRecord]]:
-    """:func:`structure_graph`'s graph, and the conversation's branch records known at ``k``
-    (in ``seq`` order), read with it in one statement."""
-    kinds = ["participant", "branch"]
+) -> tuple[Graph, list[RuntimeRecord], list[RuntimeRecord]]:
+    """:func:`structure_graph`'s graph, the conversation's branch records and its share and
+    promotion records known at ``k`` (each in ``seq`` order), read with it in one statement."""
+    kinds = ["participant"]
     if mode not in ("chat", "multi_model"):
-        kinds += ["run", "promotion"]
-    records = rt.store.runtime_records(conversation.id, kinds=kinds, known_at=k)
+        kinds += ["branch", "run", "promotion"]
+    records = rt.store.runtime_records(
+        conversation.id, kinds=sorted({*kinds, "branch", "share", "promotion"}), known_at=k
+    )
     branches = [r for r in records if r.kind == "branch"]
-    if mode in ("chat", "multi_model"):
-        records = [r for r in records if r.kind != "branch"]
+    granted = [r for r in records if r.kind in ("share", "promotion")]
+    records = [r for r in records if r.kind in kinds]
     promoted: dict[str, list[str]] = {}
     for r in records:
         if r.kind == "promotion" and r.target_id:
@@ -138,7 +140,7 @@ def structure(
         tuple(from_record(r) for r in records if r.kind != "promotion"),
         promoted={m: tuple(v) for m, v in promoted.items()},
     )
-    return graph, branches
+    return graph, branches, granted
 
 
 def protected_ids(

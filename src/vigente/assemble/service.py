@@ -191,8 +191,9 @@ class Assembler:
         # 1. boundary -------------------------------------------------------------------
         conv = rt.conversation(conversation)
         rt.catch_up_index(conversation)
-        # the structure, not the records (and the branches, for the ancestry and the counts)
-        graph, branches = structure(rt, conv, k, mode=mode)
+        # the structure, not the records (and the branches, for the ancestry and the counts;
+        # the shares and promotions, for the candidates)
+        graph, branches, granted = structure(rt, conv, k, mode=mode)
         participants = {n.id: n for n in graph.nodes if isinstance(n, Participant)}
         if participant not in participants:
             raise InvalidInput(
@@ -255,6 +256,7 @@ class Assembler:
                 include=protected,
                 read=nodes,
                 ancestry=chain,
+                granted=granted,
             )
             graph_ms += _ms(t1)
             t1 = time.perf_counter()

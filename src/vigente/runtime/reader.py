@@ -235,7 +235,8 @@ class RuntimeReads:
                    known_at: TimeLike | None = None, run: str | None = None,
                    since: int = 0, include: Sequence[str] = (),
                    read: Sequence[RuntimeRecord] | None = None,
-                   ancestry: Sequence[tuple[str, int | None]] | None = None) -> Candidates:
+                   ancestry: Sequence[tuple[str, int | None]] | None = None,
+                   granted: Sequence[RuntimeRecord] | None = None) -> Candidates:
         """What ``participant`` may see on ``branch`` as known at ``known_at``: its own records
         and those visible to the branch along the ancestry (up to each fork point), records
         visible to the whole conversation, and records shared with or promoted to it. A
@@ -247,7 +248,10 @@ class RuntimeReads:
         results read, and the records ``include`` names (by id, or as a call's results),
         when they are visible. ``read``: the caller has read every record at ``seq >=
         since`` known at ``known_at`` already; the visible ones are taken from it.
-        ``ancestry``: the branch's :meth:`ancestry` at ``known_at``, when the caller has it."""
+        ``ancestry``: the branch's :meth:`ancestry` at ``known_at``, when the caller has it;
+        ``granted``: the conversation's share and promotion records known at ``known_at``
+        (with ``read``, what reaches the participant through the whole conversation is then
+        read from them, not from the store)."""
         k = self._at(known_at)
         chain = (list(ancestry) if ancestry is not None
                  else self.ancestry(conversation, branch, known_at=k))
@@ -264,7 +268,13 @@ class RuntimeReads:
                 if reach is not None:
                     rows[r.seq] = (r, reach)
         grants: dict[str, str] = {}
-        for r in self.store.runtime_reachable(conversation, participant, k, since):
+        if read is not None and granted is not None:  # as runtime_reachable, from these
+            reachable = [*(r for r in read if r.visibility == "conversation"),
+                         *(r for r in granted if r.kind in ("share", "promotion")
+                           and r.branch_id is None and r.participant_id == participant)]
+        else:
+            reachable = self.store.runtime_reachable(conversation, participant, k, since)
+        for r in reachable:
             if r.kind in ("share", "promotion"):
                 assert r.target_id is not None
                 grants[r.target_id] = "shared" if r.kind == "share" else "promoted"
