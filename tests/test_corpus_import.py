@@ -165,19 +165,17 @@ def _everything(vg: Vigente) -> list[Any]:
     return rows
 
 
-def test_batch_boundaries_do_not_change_what_is_written(
-    tmp_path: Path, store_url: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The slice written one lineage a batch, in batches cut inside a lineage's run of steps,
-    and all at once: the same snapshots and document versions (on every backend)."""
-    from vigente.corpus import importer
+def test_batch_boundaries_do_not_change_what_is_written(tmp_path: Path, store_url: str) -> None:
+    """The slice written one lineage a batch, a few lineages a batch and all at once: the same
+    snapshots and document versions (on every backend)."""
+    from vigente.corpus.importer import BATCH_VERSIONS
 
     written = []
-    for steps in (1, 7, importer.BATCH_STEPS):
-        monkeypatch.setattr(importer, "BATCH_STEPS", steps)
-        url = store_url if steps == 1 else str(tmp_path / f"batch-{steps}.db")
+    for batch in (1, 7, BATCH_VERSIONS):
+        url = store_url if batch == 1 else str(tmp_path / f"batch-{batch}.db")
         with Vigente.open(url) as vg:
-            result = import_corpus(vg, legalize_ee.read(LEGALIZE_EE_SLICE, as_of=TODAY))
+            reader = legalize_ee.read(LEGALIZE_EE_SLICE, as_of=TODAY)
+            result = import_corpus(vg, reader, batch=batch)
             written.append((result.as_dict(), _everything(vg)))
     assert written[0][1] and written[0] == written[1] == written[2]
 

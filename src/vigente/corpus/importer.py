@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vigente.corpus.reader import CorpusReader, CorpusReport, LineageImport
-from vigente.evidence.documents import claim_step, withdrawal_step
+from vigente.evidence.documents import Documents, claim_step, withdrawal_step
 from vigente.evidence.records import DocumentVersion, Relation, document_version_id
 from vigente.kernel.values import Scope
 from vigente.store.base import Write
@@ -22,10 +22,11 @@ from vigente.store.base import Write
 if TYPE_CHECKING:
     from vigente.api import Vigente
 
-__all__ = ["BATCH_STEPS", "CorpusImport", "import_corpus"]
+__all__ = ["BATCH_VERSIONS", "CorpusImport", "import_corpus"]
 
-#: Knowledge steps written together (the kernel's write round is 5,000 statements).
-BATCH_STEPS = 5_000
+#: Versions written together by default (each brings one or two knowledge steps; the kernel
+#: writes up to 5,000 statements a round).
+BATCH_VERSIONS = 5_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,76 +87,74 @@ def import_corpus(
     *,
     limit: int | None = None,
     progress: Callable[[int], None] | None = None,
+    batch: int = BATCH_VERSIONS,
 ) -> CorpusImport:
     """Import every lineage the reader yields (the first ``limit`` ones), all or nothing.
 
-    Lineages are written in batches of about :data:`BATCH_STEPS` knowledge steps: one read of
-    the batch's stored versions, then every claim and withdrawal through the kernel's bulk
-    rounds (on PostgreSQL, one statement a kind per round instead of several a step). The
-    result is the one a step-by-step import gives."""
-    batch = _Batch(vg)
-    lineages = 0
+    Lineages are written in batches of about ``batch`` versions: one read of the batch's stored
+    versions, then every claim and withdrawal through the kernel's bulk rounds (on PostgreSQL,
+    one statement a kind per round instead of several a step). The result is the one a
+    step-by-step import gives, whatever the batch size."""
+    counts = _Counts()
+    held: list[LineageImport] = []
+    lineages = held_versions = 0
+
+    def flush() -> None:
+        nonlocal held_versions
+        if not held:
+            return
+        _write(vg.documents, held, counts)
+        if progress is not None:
+            for done in range(lineages - len(held) + 1, lineages + 1):
+                progress(done)
+        held.clear()
+        held_versions = 0
+
     with vg.store.transaction():
         for lineage in reader:
             if limit is not None and lineages >= limit:
                 break
             lineages += 1
-            batch.add(lineage)
-            if batch.steps >= BATCH_STEPS:
-                batch.flush(progress)
-        batch.flush(progress)
-    return CorpusImport(
-        reader.report(), lineages, batch.added, batch.unchanged, batch.steps_total
-    )
+            held.append(lineage)
+            held_versions += len(lineage.versions)
+            if held_versions >= batch:
+                flush()
+        flush()
+    return CorpusImport(reader.report(), lineages, counts.added, counts.unchanged, counts.steps)
 
 
+@dataclass(slots=True)
+class _Counts:
+    added: int = 0
+    unchanged: int = 0
+    steps: int = 0
 
-class _Batch:
-    """Lineages read but not yet written, and the counts of those written."""
 
-    def __init__(self, vg: Vigente) -> None:
-        self._documents = vg.documents
-        self._lineages: list[LineageImport] = []
-        self.steps = 0  # steps of the lineages held (an estimate before they are written)
-        self.done = self.added = self.unchanged = self.steps_total = 0
-
-    def add(self, lineage: LineageImport) -> None:
-        self._lineages.append(lineage)
-        self.steps += len(lineage.versions)
-
-    def flush(self, progress: Callable[[int], None] | None) -> None:
-        """Store the held lineages' new versions, then replay their knowledge steps."""
-        if not self._lineages:
-            return
-        documents = self._documents
-        versions = [_versions(lineage) for lineage in self._lineages]
-        stored = iter(documents.store_versions([v for vs in versions for v in vs]))
-        writes: list[Write] = []
-        for lineage, of_lineage in zip(self._lineages, versions, strict=True):
-            by_external = {}
-            fresh = set()
-            for version in of_lineage:
-                by_external[version.external_id] = version
-                if next(stored):
-                    fresh.add(version.version_id)
-                    self.added += 1
-                else:
-                    self.unchanged += 1
-            claimed: set[str] = set()
-            for step in lineage.knowledge_steps():
-                version = by_external[step.external_id]
-                if version.version_id not in fresh:
-                    continue  # imported before: its knowledge steps are already recorded
-                known_at = max(step.known_at, version.published)
-                if version.version_id not in claimed:
-                    writes.append(claim_step(version, step.valid_from, step.valid_to, known_at))
-                    claimed.add(version.version_id)
-                elif step.valid_to is not None:
-                    writes.append(withdrawal_step(version, step.valid_to, known_at))
-                self.steps_total += 1
-        documents.apply_steps(writes)
-        held, self._lineages, self.steps = len(self._lineages), [], 0
-        if progress is not None:
-            for _ in range(held):
-                self.done += 1
-                progress(self.done)
+def _write(documents: Documents, lineages: list[LineageImport], counts: _Counts) -> None:
+    """Store the lineages' new versions, then replay their knowledge steps in one bulk write."""
+    versions = [_versions(lineage) for lineage in lineages]
+    stored = iter(documents.store_versions([v for of_lineage in versions for v in of_lineage]))
+    writes: list[Write] = []
+    for lineage, of_lineage in zip(lineages, versions, strict=True):
+        by_external = {}
+        fresh = set()
+        for version in of_lineage:
+            by_external[version.external_id] = version
+            if next(stored):
+                fresh.add(version.version_id)
+                counts.added += 1
+            else:
+                counts.unchanged += 1
+        claimed: set[str] = set()
+        for step in lineage.knowledge_steps():
+            version = by_external[step.external_id]
+            if version.version_id not in fresh:
+                continue  # imported before: its knowledge steps are already recorded
+            known_at = max(step.known_at, version.published)
+            if version.version_id not in claimed:
+                writes.append(claim_step(version, step.valid_from, step.valid_to, known_at))
+                claimed.add(version.version_id)
+            elif step.valid_to is not None:
+                writes.append(withdrawal_step(version, step.valid_to, known_at))
+            counts.steps += 1
+    documents.apply_steps(writes)
