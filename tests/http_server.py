@@ -1,17 +1,24 @@
-"""A real uvicorn server on a free loopback port, in a thread, for the HTTP and MCP tests."""
+"""A real uvicorn server on a free loopback port, in a thread, for the HTTP and MCP tests, and
+a server with one tenant with the MCP SDK's client to reach it."""
 
 from __future__ import annotations
 
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
+import anyio
+import httpx
+import httpx2
 import uvicorn
+from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
 
-__all__ = ["running"]
+__all__ = ["Tenant", "running", "serving_tenant", "tool_text", "with_mcp"]
 
 
 @contextmanager
@@ -35,3 +42,50 @@ def running(app: Any) -> Iterator[str]:
         server.should_exit = True
         thread.join(30)
         sock.close()
+
+
+@dataclass
+class Tenant:
+    """A running server with one tenant (``acme``): its URL, a client, the tenant's key (as a
+    header and as the bare token) and the tenant's store URL (for the API and the CLI)."""
+
+    url: str
+    client: httpx.Client
+    key: dict[str, str]
+    token: str
+    store: str
+
+
+@contextmanager
+def serving_tenant(root: str, admin_key: str, seed: Callable[[str], None]) -> Iterator[Tenant]:
+    """A real server over the stores under ``root`` with one tenant whose store ``seed`` fills
+    before the block starts."""
+    from vigente.http import ServiceConfig, create_app
+    from vigente.store.tenancy import TenantStores
+
+    app = create_app(ServiceConfig(root, admin_key=admin_key, rate=10_000, burst=10_000))
+    admin = {"Authorization": f"Bearer {admin_key}"}
+    with running(app) as url, httpx.Client(base_url=url, timeout=60) as client:
+        client.post("/v1/admin/tenants", json={"name": "acme"}, headers=admin).raise_for_status()
+        token = client.post("/v1/admin/tenants/acme/keys", json={}, headers=admin).json()["key"]
+        store = TenantStores(root).tenant_url("acme")
+        seed(store)
+        yield Tenant(url, client, {"Authorization": f"Bearer {token}"}, token, store)
+
+
+def with_mcp(tenant: Tenant, session: Callable[[Client], Awaitable[None]]) -> None:
+    """Run ``session`` with the MCP SDK's client connected to the tenant's ``/mcp``."""
+
+    async def main() -> None:
+        headers = {"Authorization": f"Bearer {tenant.token}"}
+        async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
+            transport = streamable_http_client(f"{tenant.url}/mcp", http_client=http)
+            async with Client(transport, read_timeout_seconds=60) as client:
+                await session(client)
+
+    anyio.run(main)
+
+
+def tool_text(result: Any) -> str:
+    """The text blocks of an MCP tool result."""
+    return "".join(getattr(block, "text", "") for block in result.content)

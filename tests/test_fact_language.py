@@ -15,20 +15,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import anyio
 import httpx
-import httpx2
 import pytest
 from mcp.client import Client
-from mcp.client.streamable_http import streamable_http_client
 
-from tests.http_server import running
+from tests.http_server import Tenant, serving_tenant, tool_text, with_mcp
 from vigente.api import Vigente
 from vigente.errors import UnsupportedLanguage
 from vigente.evidence import verify
 from vigente.evidence.wording import fact_statement
-from vigente.http import ServiceConfig, create_app
-from vigente.store.tenancy import TenantStores
 
 VIGENTE = Path(sys.executable).with_name("vigente")
 ADMIN_KEY = "fact-language-admin-key-0123456789"
@@ -155,34 +150,21 @@ def test_the_api_refuses_a_language_before_recording_anything(vg: Vigente, store
 
 
 # -- HTTP and MCP, on a real server ------------------------------------------------------------
-@dataclass
-class Served:
-    url: str
-    client: httpx.Client
-    key: dict[str, str]
-    token: str
-    store: str  # the tenant's store, for the CLI
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Served]:
+def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Tenant]:
     """A server with one tenant whose store holds the questions' facts."""
     root = (
         str(tmp_path / "data")
         if request.param == "sqlite"
         else request.getfixturevalue("postgres_url")
     )
-    app = create_app(ServiceConfig(root, admin_key=ADMIN_KEY, rate=10_000, burst=10_000))
-    admin = {"Authorization": f"Bearer {ADMIN_KEY}"}
-    with running(app) as url, httpx.Client(base_url=url, timeout=60) as client:
-        client.post("/v1/admin/tenants", json={"name": "acme"}, headers=admin).raise_for_status()
-        token = client.post("/v1/admin/tenants/acme/keys", json={}, headers=admin).json()["key"]
-        store = TenantStores(root).tenant_url("acme")
-        _seed(store)
-        yield Served(url, client, {"Authorization": f"Bearer {token}"}, token, store)
+    with serving_tenant(root, ADMIN_KEY, _seed) as tenant:
+        yield tenant
 
 
-def _ask(served: Served, q: Question, **extra: Any) -> httpx.Response:
+def _ask(served: Tenant, q: Question, **extra: Any) -> httpx.Response:
     body = {"lineage": q.lineage, "now": NOW, **q.fields(), **extra}
     return served.client.post("/v1/ask", headers=served.key, json=body)
 
@@ -193,7 +175,7 @@ def _over_http(cli: dict[str, Any]) -> dict[str, Any]:
     return {"kind": "fact", "earlier_values": None, "decision_id": None, **cli}
 
 
-def test_http_ask_words_a_fact_answer_as_the_cli_does(served: Served) -> None:
+def test_http_ask_words_a_fact_answer_as_the_cli_does(served: Tenant) -> None:
     for q in QUESTIONS:
         italian = _ask(served, q, language="it")
         assert italian.status_code == 200, italian.text
@@ -216,7 +198,7 @@ def test_http_ask_words_a_fact_answer_as_the_cli_does(served: Served) -> None:
         assert verdict.json()["passed"] is passed, verdict.json()
 
 
-def test_http_ask_refuses_a_language_in_the_one_error_shape(served: Served) -> None:
+def test_http_ask_refuses_a_language_in_the_one_error_shape(served: Tenant) -> None:
     for language in ("fr", "IT", "", 1):
         refused = _ask(served, QUESTIONS[0], language=language, record=True)
         assert refused.status_code == 422, refused.text
@@ -231,11 +213,7 @@ def test_http_ask_refuses_a_language_in_the_one_error_shape(served: Served) -> N
     assert "fact" in schema["properties"]["language"]["description"]
 
 
-def _text(result: Any) -> str:
-    return "".join(getattr(block, "text", "") for block in result.content)
-
-
-def test_mcp_tools_word_a_fact_answer_as_the_cli_does(served: Served) -> None:
+def test_mcp_tools_word_a_fact_answer_as_the_cli_does(served: Tenant) -> None:
     cli = [{lang: _cli(served.store, q, lang, now=False) for lang in ("it", "en")} for q in DATED]
 
     async def session(client: Client) -> None:
@@ -247,13 +225,13 @@ def test_mcp_tools_word_a_fact_answer_as_the_cli_does(served: Served) -> None:
             args = {"lineage": q.lineage, **q.fields()}
             for lang, extra in (("it", {"language": "it"}), ("en", {}), ("en", {"language": "en"})):
                 asked = await client.call_tool("ask_evidence", {**args, **extra})
-                assert not asked.is_error, _text(asked)
+                assert not asked.is_error, tool_text(asked)
                 expected = {"kind": "fact", **printed[lang]}
                 assert {k: v for k, v in asked.structured_content.items() if k != "now"} == {
                     k: v for k, v in expected.items() if k != "now"
                 }, (q, lang)
                 cited = await client.call_tool("cite", {**args, **extra})
-                assert not cited.is_error, _text(cited)
+                assert not cited.is_error, tool_text(cited)
                 assert cited.structured_content["statement"] == printed[lang]["statement"]
             _check_italian(printed["it"]["statement"], printed["en"]["statement"], q)
 
@@ -267,14 +245,7 @@ def test_mcp_tools_word_a_fact_answer_as_the_cli_does(served: Served) -> None:
 
         for name in ("ask_evidence", "cite"):
             refused = await client.call_tool(name, {**projected, "language": "fr"})
-            assert refused.is_error, _text(refused)
-            assert "language" in _text(refused) and "'en' or 'it'" in _text(refused)
+            assert refused.is_error, tool_text(refused)
+            assert "language" in tool_text(refused) and "'en' or 'it'" in tool_text(refused)
 
-    async def main() -> None:
-        headers = {"Authorization": f"Bearer {served.token}"}
-        async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
-            transport = streamable_http_client(f"{served.url}/mcp", http_client=http)
-            async with Client(transport, read_timeout_seconds=60) as client:
-                await session(client)
-
-    anyio.run(main)
+    with_mcp(served, session)

@@ -16,25 +16,18 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import anyio
-import httpx
-import httpx2
 import pytest
 from mcp.client import Client
-from mcp.client.streamable_http import streamable_http_client
 
-from tests.http_server import running
+from tests.http_server import Tenant, serving_tenant, tool_text, with_mcp
 from vigente.api import Vigente
 from vigente.errors import UnsupportedLanguage
 from vigente.evidence import verify, verify_file
 from vigente.evidence.documents import NewVersion
-from vigente.http import ServiceConfig, create_app
 from vigente.retrieval import SearchResult
-from vigente.store.tenancy import TenantStores
 
 VIGENTE = Path(sys.executable).with_name("vigente")
 DOCUMENTS = Path(__file__).parent / "data" / "documents"
@@ -384,38 +377,25 @@ def test_the_cli_words_search_and_verify_as_the_api_does(
 
 
 # -- HTTP and MCP, on a real server ------------------------------------------------------------
-@dataclass
-class Served:
-    url: str
-    client: httpx.Client
-    key: dict[str, str]
-    token: str
-    store: str  # the tenant's store, for the API and the CLI
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Served]:
+def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Tenant]:
     """A server with one tenant whose store holds the policies, the decrees and the fact."""
     root = (
         str(tmp_path / "data")
         if request.param == "sqlite"
         else request.getfixturevalue("postgres_url")
     )
-    app = create_app(ServiceConfig(root, admin_key=ADMIN_KEY, rate=10_000, burst=10_000))
-    admin = {"Authorization": f"Bearer {ADMIN_KEY}"}
-    with running(app) as url, httpx.Client(base_url=url, timeout=60) as client:
-        client.post("/v1/admin/tenants", json={"name": "acme"}, headers=admin).raise_for_status()
-        token = client.post("/v1/admin/tenants/acme/keys", json={}, headers=admin).json()["key"]
-        store = TenantStores(root).tenant_url("acme")
-        _seed(store)
-        yield Served(url, client, {"Authorization": f"Bearer {token}"}, token, store)
+    with serving_tenant(root, ADMIN_KEY, _seed) as tenant:
+        yield tenant
 
 
-def _api(served: Served) -> Vigente:
+def _api(served: Tenant) -> Vigente:
     return Vigente.open(served.store)
 
 
-def test_http_search_and_verify_in_the_language_asked(served: Served) -> None:
+def test_http_search_and_verify_in_the_language_asked(served: Tenant) -> None:
     with _api(served) as vg:
         expected = {
             (n, lang): _worded(_search(vg, query, options, language=lang).as_dict())
@@ -461,10 +441,6 @@ def test_http_search_and_verify_in_the_language_asked(served: Served) -> None:
         assert language["enum"] == ["en", "it"] and words in language["description"]
 
 
-def _text(result: Any) -> str:
-    return "".join(getattr(block, "text", "") for block in result.content)
-
-
 def _cli_ask(db: str, *args: str) -> dict[str, Any]:
     done = _run("--db", db, "ask", *args, "--json")
     assert done.returncode == 0, (args, done.stdout, done.stderr)
@@ -472,7 +448,7 @@ def _cli_ask(db: str, *args: str) -> dict[str, Any]:
     return answer
 
 
-def test_mcp_search_verify_and_now(served: Served) -> None:
+def test_mcp_search_verify_and_now(served: Tenant) -> None:
     answer = "The upload limit is 100 MB."
     with _api(served) as vg:
         # the MCP search takes no now: k is the clock's, as here (and k=5, its default)
@@ -510,7 +486,7 @@ def test_mcp_search_verify_and_now(served: Served) -> None:
         for n, (query, options) in enumerate(SEARCHES):
             for lang, extra in (("it", {"language": "it"}), ("en", {})):
                 found = await client.call_tool("search", {"query": query, **options, **extra})
-                assert not found.is_error, _text(found)
+                assert not found.is_error, tool_text(found)
                 assert _worded(found.structured_content) == expected[(n, lang)], (query, lang)
 
         for lang, extra in (("it", {"language": "it"}), ("en", {})):
@@ -518,7 +494,7 @@ def test_mcp_search_verify_and_now(served: Served) -> None:
                 checked = await client.call_tool(
                     "verify_answer", {"answer": answer, **given, **extra}
                 )
-                assert not checked.is_error, _text(checked)
+                assert not checked.is_error, tool_text(checked)
                 want = verdicts[lang] if "evidence" in given else asked_verdicts[lang]
                 assert checked.structured_content == want, (lang, given)
                 assert not want["passed"] and want["findings"]
@@ -529,10 +505,10 @@ def test_mcp_search_verify_and_now(served: Served) -> None:
             ):
                 args = {"lineage": L, "valid_at": at, "now": NOW, "language": lang}
                 asked = await client.call_tool("ask_evidence", args)
-                assert not asked.is_error, _text(asked)
+                assert not asked.is_error, tool_text(asked)
                 assert asked.structured_content == {"kind": "fact", **printed}, (at, lang)
                 cited = await client.call_tool("cite", args)
-                assert not cited.is_error, _text(cited)
+                assert not cited.is_error, tool_text(cited)
                 assert cited.structured_content["statement"] == printed["statement"]
         clock = await client.call_tool("ask_evidence", {"lineage": L, "valid_at": "2026-09-29"})
         assert clock.structured_content["now"] != NOW  # unpinned: the answer is as of the clock
@@ -543,7 +519,7 @@ def test_mcp_search_verify_and_now(served: Served) -> None:
         assert minute.structured_content == {"kind": "fact", **at_minute}
         assert "come noto ora (29 settembre 2026, 07:30 UTC)" in at_minute["statement"]
         document = await client.call_tool("cite", {"lineage": "mail/attachments", "now": NOW})
-        assert not document.is_error, _text(document)
+        assert not document.is_error, tool_text(document)
         assert [c["reference"] for c in document.structured_content["citations"]] == [
             "Policy 2/2026"
         ]
@@ -555,20 +531,14 @@ def test_mcp_search_verify_and_now(served: Served) -> None:
                 ("tomorrow", "tomorrow"),
             ):
                 refused = await client.call_tool(name, {"lineage": L, "valid_at": NOW, "now": now})
-                assert refused.is_error and words in _text(refused), (name, now, _text(refused))
+                text = tool_text(refused)
+                assert refused.is_error and words in text, (name, now, text)
         for name, args in (
             ("search", {"query": QUERY, "valid_at": NOW}),
             ("verify_answer", {"answer": answer, "evidence": evidence}),
         ):
             refused = await client.call_tool(name, {**args, "language": "fr"})
-            assert refused.is_error, _text(refused)
-            assert "language" in _text(refused) and "'en' or 'it'" in _text(refused)
+            assert refused.is_error, tool_text(refused)
+            assert "language" in tool_text(refused) and "'en' or 'it'" in tool_text(refused)
 
-    async def main() -> None:
-        headers = {"Authorization": f"Bearer {served.token}"}
-        async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
-            transport = streamable_http_client(f"{served.url}/mcp", http_client=http)
-            async with Client(transport, read_timeout_seconds=60) as client:
-                await session(client)
-
-    anyio.run(main)
+    with_mcp(served, session)
