@@ -32,7 +32,7 @@ from typing import Any
 import psycopg
 import pytest
 
-__all__ = ["postgres_crash_log", "postgres_server", "postgres_url"]
+__all__ = ["kill_connections", "postgres_crash_log", "postgres_server", "postgres_url"]
 
 #: Lines of the server log that mean a server process died, not that a query was refused.
 _CRASH = re.compile(
@@ -177,3 +177,14 @@ def postgres_url(
         if crashes:
             _stop_run(f"during {test}", crashes, log.path)
         _admin_execute(admin_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)', log, test)
+
+
+def kill_connections(url: str) -> int:
+    """Terminate every other connection to ``url``'s database behind its clients' backs (a
+    store's pooled connections), as a server restart or a network cut would; how many."""
+    with psycopg.connect(url, autocommit=True) as admin:
+        rows = admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        ).fetchall()
+    return len(rows)

@@ -6,23 +6,14 @@ transaction (pipeline mode) what they give outside."""
 
 from __future__ import annotations
 
-import psycopg
-
 from tests.conformance.test_assembly_reads import C, T, _digests, _events
+from tests.postgres_server import kill_connections
 from vigente import Vigente
 from vigente.store.postgres import PostgresStore
 from vigente.time import parse_instant
 
 AS_OF = T.format(9)
 
-
-def _kill_connections(url: str) -> int:
-    with psycopg.connect(url, autocommit=True) as admin:
-        rows = admin.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
-        ).fetchall()
-    return len(rows)
 
 
 def _assembled(vg: Vigente) -> list[object]:
@@ -41,7 +32,7 @@ def test_assemblies_answer_after_every_pooled_connection_was_killed(postgres_url
         before = _assembled(vg)
         assert any(d["reason"] == "budget" for d in before[0][0]["omitted"])  # type: ignore[index]
         for _ in range(3):
-            assert _kill_connections(postgres_url) >= 1
+            assert kill_connections(postgres_url) >= 1
             assert _assembled(vg) == before
 
 

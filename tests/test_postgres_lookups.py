@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import psycopg
 
+from tests.postgres_server import kill_connections
 from vigente import Vigente
 from vigente.kernel.values import Scope
 from vigente.store.postgres import PostgresStore
@@ -28,14 +29,6 @@ def _history(vg: Vigente) -> None:
     eu = {"region": "eu"}
     vg.record("l", 9, valid_from="2026-01-01", known_at="2026-01-01", source="s", scope=eu, now=NOW)
 
-
-def _kill_connections(url: str) -> int:
-    with psycopg.connect(url, autocommit=True) as admin:
-        rows = admin.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
-        ).fetchall()
-    return len(rows)
 
 
 def _answers(vg: Vigente) -> list[str]:
@@ -55,7 +48,7 @@ def test_lookups_answer_after_every_pooled_connection_was_killed(postgres_url: s
         before = _answers(vg)
         assert "retrospective" in before[1]
         for _ in range(3):
-            assert _kill_connections(postgres_url) >= 1
+            assert kill_connections(postgres_url) >= 1
             assert _answers(vg) == before
 
 
