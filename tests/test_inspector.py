@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,6 +27,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
+from tests.browser import chromium
 from tests.conftest import TEST_DATA
 from tests.http_server import running
 from vigente import Vigente
@@ -41,16 +41,6 @@ ADMIN_KEY = "test-admin-key-0123456789abcdef"
 ADMIN = {"Authorization": f"Bearer {ADMIN_KEY}"}
 DOCS = TEST_DATA / "documents"
 SCENARIO = TEST_DATA / "scenarios" / "branch_isolation.jsonl"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 
 @dataclass
@@ -528,18 +518,8 @@ def test_every_page_on_postgresql(postgres_url: str) -> None:
 # -- the browser --------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        pytest.skip(
-            f"Chromium is not installed at {CHROMIUM}: `make test` installs it with "
-            "`apt-get install -y chromium` as root where apt-get is available, and could not here"
-        )
-    os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+    with chromium() as b:
         yield b
-        b.close()
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,9 +21,9 @@ from urllib.parse import quote
 import httpx
 import pytest
 
+from tests.browser import chromium
 from tests.conftest import TEST_DATA
 from tests.http_server import running
-from tests.test_inspector import CHROMIUM, CHROMIUM_ARGS
 from vigente.http import ServiceConfig, create_app
 from vigente.http.inspector._refusals import API_PATHS, is_api_path
 
@@ -362,18 +361,8 @@ def test_a_bad_address_counts_against_the_key_s_rate_limit(tmp_path: Path) -> No
 # -- the browser --------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        pytest.skip(
-            f"Chromium is not installed at {CHROMIUM}: `make test` installs it with "
-            "`apt-get install -y chromium` as root where apt-get is available, and could not here"
-        )
-    os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+    with chromium() as b:
         yield b
-        b.close()
 
 
 def test_chromium_gets_the_html_404_page_and_logs_in_before_a_bad_address(
