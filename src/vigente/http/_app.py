@@ -12,7 +12,7 @@ from fastapi import Depends, FastAPI, Request
 
 from vigente.http import _admin, _evidence, _review, _runtime, inspector
 from vigente.http._deps import ServiceState
-from vigente.http._errors import ApiError, install_error_handlers
+from vigente.http._errors import ApiError, UnknownQueryParameters, install_error_handlers
 from vigente.http._limits import BodySizeLimit, RateLimiter
 from vigente.http.tenants import TenantRegistry
 
@@ -61,13 +61,7 @@ def known_query(request: Request) -> None:
         pending.extend(current.dependencies)
     unknown = sorted(set(request.query_params) - known)
     if unknown:
-        takes = ", ".join(sorted(known)) or "none"
-        raise ApiError(
-            422,
-            "invalid_request",
-            f"unknown query parameter(s) {', '.join(map(repr, unknown))}: this endpoint takes "
-            f"{takes}",
-        )
+        raise UnknownQueryParameters(unknown, sorted(known))
 
 
 def create_app(config: ServiceConfig) -> FastAPI:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -68,6 +69,22 @@ class ApiError(Exception):
         self.code = code
         self.message = message
         self.headers = headers
+
+
+class UnknownQueryParameters(ApiError):
+    """Query parameters an endpoint does not take (``unknown``), and those it does (``known``):
+    the API words it for its clients, a page of the inspector words it for a reader."""
+
+    def __init__(self, unknown: Sequence[str], known: Sequence[str]) -> None:
+        self.unknown, self.known = list(unknown), list(known)
+        super().__init__(
+            422,
+            "invalid_request",
+            f"{self.listed()}: this endpoint takes {', '.join(self.known) or 'none'}",
+        )
+
+    def listed(self) -> str:
+        return f"unknown query parameter(s) {', '.join(map(repr, self.unknown))}"
 
 
 class NotFound(ApiError):

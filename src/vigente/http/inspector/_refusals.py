@@ -28,7 +28,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from vigente.http._errors import ApiError
+from vigente.http._errors import ApiError, UnknownQueryParameters
 from vigente.http.inspector._auth import (
     COOKIE,
     LoginRequired,
@@ -52,9 +52,6 @@ _FIX = (
     "Correct the address in the address bar and load the page again, or open the page from "
     "the inspector's own links and forms."
 )
-#: How :func:`vigente.http._app.known_query` words the parameters an endpoint takes; a page
-#: says "page" instead (the API's wording is a contract its clients read, so it stays).
-_API_TAKES = ": this endpoint takes "
 _SHOWN_PATH = 200  # characters of an unknown path shown on its 404 page
 
 
@@ -119,12 +116,14 @@ def _invalid_address(exc: RequestValidationError) -> str:
     return "this page's address is not valid: " + "; ".join(problems)
 
 
-def _on_a_page(message: str) -> str:
-    """The service's refusal of a request (an unknown query parameter) worded for a page."""
-    head, found, takes = message.partition(_API_TAKES)
-    if not found:
-        return message
-    return f"{head}: this page takes " + ("no query parameters" if takes == "none" else takes)
+def _on_a_page(exc: ApiError) -> str:
+    """The service's refusal of a request worded for a page: an unknown query parameter names
+    what the page takes (the API says "endpoint", a wording its clients read)."""
+    if not isinstance(exc, UnknownQueryParameters):
+        return exc.message
+    return f"{exc.listed()}: this page takes " + (
+        ", ".join(exc.known) if exc.known else "no query parameters"
+    )
 
 
 def _bad_address(
@@ -219,7 +218,7 @@ def install(app: FastAPI, routers: Iterable[APIRouter]) -> None:
         who = await _key_first(request)
         if isinstance(who, Response):
             return who
-        return _bad_address(exc.status, _on_a_page(exc.message), who, exc.headers)
+        return _bad_address(exc.status, _on_a_page(exc), who, exc.headers)
 
     @app.exception_handler(StarletteHTTPException)
     async def no_route(request: Request, exc: StarletteHTTPException) -> Response:
