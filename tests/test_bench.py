@@ -175,3 +175,11 @@ def test_a_lineage_plan_is_deterministic_and_counts_its_snapshots() -> None:
     assert first.rows == 100
     knowledge = [s.known for s in first.statements]
     assert knowledge == sorted(knowledge) and len(set(knowledge)) == len(knowledge)
+
+
+def test_a_db_that_cannot_be_opened_is_a_clear_error(tmp_path: Path) -> None:
+    missing = tmp_path / "no" / "such" / "dir" / "k.db"
+    proc = run_bench("kernel", "--versions", "300", "--db", str(missing), cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "Error: cannot open SQLite database" in proc.stderr
+    assert "Traceback" not in proc.stderr

@@ -17,6 +17,7 @@ from typing import Any
 from rich.console import Console
 
 from vigente.bench import MODULES, load
+from vigente.errors import VigenteError
 
 __all__ = ["main"]
 
@@ -60,7 +61,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(json.dumps(results, sort_keys=True))
         return 0
     benchmark = load(args.benchmark)
-    figures = benchmark.run(args, log)
+    try:
+        figures = benchmark.run(args, log)
+    except VigenteError as exc:  # bad input (a --db that cannot be opened, …): no traceback
+        log.print(f"Error: {exc}")
+        return 1
     if args.json:
         sys.stdout.write(json.dumps(figures, sort_keys=True) + "\n")
     else:
