@@ -6,7 +6,7 @@ a subprocess), ``POST /v1/search`` on a real uvicorn server and the MCP ``search
 the SDK's client at ``/mcp``, all one wording; the answer check's findings are Italian through
 ``verify(language=…)``, ``vigente verify --lang it``, ``POST /v1/verify`` and MCP
 ``verify_answer``; MCP ``ask_evidence`` and ``cite`` take ``now`` and answer what ``vigente ask
---now`` prints. English stays the default and the wording it always had; a bad language or a
+--now`` prints, and MCP ``search`` and ``verify_answer``'s question take it too. English stays the default and the wording it always had; a bad language or a
 bad ``now`` is a clear error on each surface, with nothing recorded. On SQLite and PostgreSQL.
 """
 
@@ -33,6 +33,7 @@ VIGENTE = Path(sys.executable).with_name("vigente")
 DOCUMENTS = Path(__file__).parent / "data" / "documents"
 ADMIN_KEY = "language-search-verify-admin-key-0123"
 NOW = "2026-09-29"
+EARLY = "2026-09-10"  # a "now" before Policy 3/2026 and the 100 MB value were learned
 L = "svc/upload-limit-mb"
 QUERY = "upload limit attachments"
 
@@ -451,7 +452,7 @@ def _cli_ask(db: str, *args: str) -> dict[str, Any]:
 def test_mcp_search_verify_and_now(served: Tenant) -> None:
     answer = "The upload limit is 100 MB."
     with _api(served) as vg:
-        # the MCP search takes no now: k is the clock's, as here (and k=5, its default)
+        # without now, the MCP search's k is the clock's, as here (and k=5, its default)
         expected = {
             (n, lang): _worded(vg.search(query, k=5, language=lang, **options).as_dict())
             for n, (query, options) in enumerate(SEARCHES)
@@ -459,10 +460,24 @@ def test_mcp_search_verify_and_now(served: Tenant) -> None:
         }
         evidence = _evidence(vg, "2026-10-02")
         asked_now = vg.evidence(L, valid_at="2026-10-02").as_dict()  # verify_answer's question
+        # now pinned before Policy 3/2026 and the 100 MB value were learned (2026-09-20)
+        early = {
+            lang: _worded(
+                vg.search(QUERY, valid_at="2026-10-02", k=5, now=EARLY, language=lang).as_dict()
+            )
+            for lang in ("it", "en")
+        }
+        clock = _worded(vg.search(QUERY, valid_at="2026-10-02", k=5).as_dict())
+        assert early["en"] != clock  # the pinned now changes the hits
+        asked_early = vg.evidence(L, valid_at="2026-10-02", now=EARLY).as_dict()
     verdicts = {lang: verify(answer, evidence, language=lang).as_dict() for lang in ("it", "en")}
     asked_verdicts = {
         lang: verify(answer, asked_now, language=lang).as_dict() for lang in ("it", "en")
     }
+    early_verdicts = {
+        lang: verify(answer, asked_early, language=lang).as_dict() for lang in ("it", "en")
+    }
+    assert early_verdicts["en"] != asked_verdicts["en"]  # 100 MB was not known yet
     # "as known now" questions, pinned to NOW: what `vigente ask --now` prints
     pinned = {
         lang: [
@@ -476,7 +491,7 @@ def test_mcp_search_verify_and_now(served: Tenant) -> None:
 
     async def session(client: Client) -> None:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-        for name in ("ask_evidence", "cite"):
+        for name in ("ask_evidence", "cite", "search", "verify_answer"):
             now = tools[name].input_schema["properties"]["now"]
             assert "--now" in json.dumps(now) and "offset" in json.dumps(now)
         for name, words in (("search", "citation and why"), ("verify_answer", "findings")):
@@ -498,6 +513,18 @@ def test_mcp_search_verify_and_now(served: Tenant) -> None:
                 want = verdicts[lang] if "evidence" in given else asked_verdicts[lang]
                 assert checked.structured_content == want, (lang, given)
                 assert not want["passed"] and want["findings"]
+
+        for lang in ("it", "en"):
+            pinned_search = {"query": QUERY, "valid_at": "2026-10-02", "now": EARLY}
+            found = await client.call_tool("search", {**pinned_search, "language": lang})
+            assert not found.is_error, tool_text(found)
+            assert _worded(found.structured_content) == early[lang], lang
+            question = {"lineage": L, "valid_at": "2026-10-02", "now": EARLY}
+            checked = await client.call_tool(
+                "verify_answer", {"answer": answer, **question, "language": lang}
+            )
+            assert not checked.is_error, tool_text(checked)
+            assert checked.structured_content == early_verdicts[lang], lang
 
         for lang in ("it", "en"):
             for at, printed in zip(
@@ -533,6 +560,12 @@ def test_mcp_search_verify_and_now(served: Tenant) -> None:
                 refused = await client.call_tool(name, {"lineage": L, "valid_at": NOW, "now": now})
                 text = tool_text(refused)
                 assert refused.is_error and words in text, (name, now, text)
+        for name, args in (
+            ("search", {"query": QUERY, "valid_at": NOW}),
+            ("verify_answer", {"answer": answer, "lineage": L, "valid_at": NOW}),
+        ):
+            refused = await client.call_tool(name, {**args, "now": "2026-13-01"})
+            assert refused.is_error and "2026-13-01" in tool_text(refused), tool_text(refused)
         for name, args in (
             ("search", {"query": QUERY, "valid_at": NOW}),
             ("verify_answer", {"answer": answer, "evidence": evidence}),

@@ -204,6 +204,7 @@ def build_server(resolve: Resolver) -> MCPServer:
             Field(description=("omit for every scope; {} for the global scope only")),
         ] = None,
         language: SearchLanguage = "en",
+        now: Now = None,
     ) -> dict[str, Any]:
         """Passages of documents and facts about `query` that are admissible on `valid_at`
         (relevance ranks topics, validity picks the period), each with its citation and why
@@ -222,6 +223,7 @@ def build_server(resolve: Resolver) -> MCPServer:
                     date_from_query=date_from_query,
                     scope=ALL_SCOPES if scope is None else scope,
                     language=language,
+                    now=now,
                 )
                 .as_dict()
             )
@@ -381,6 +383,7 @@ def build_server(resolve: Resolver) -> MCPServer:
             Field(description=("or the evidence object from ask_evidence, instead of lineage")),
         ] = None,
         language: FindingsLanguage = "en",
+        now: Now = None,
     ) -> dict[str, Any]:
         """Check a draft answer against the evidence before sending it: a value not admitted,
         a dropped date qualifier ("from 1 October", "as known on"), a conflict stated as one
@@ -393,7 +396,11 @@ def build_server(resolve: Resolver) -> MCPServer:
                 None
                 if lineage is None
                 else m.AskRequest(
-                    lineage=lineage, valid_at=valid_at, known_at=known_at, scope=scope or {}
+                    lineage=lineage,
+                    valid_at=valid_at,
+                    known_at=known_at,
+                    scope=scope or {},
+                    now=now,
                 )
             )
             body = m.VerifyRequest(
