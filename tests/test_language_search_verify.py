@@ -6,8 +6,9 @@ a subprocess), ``POST /v1/search`` on a real uvicorn server and the MCP ``search
 the SDK's client at ``/mcp``, all one wording; the answer check's findings are Italian through
 ``verify(language=…)``, ``vigente verify --lang it``, ``POST /v1/verify`` and MCP
 ``verify_answer``; MCP ``ask_evidence`` and ``cite`` take ``now`` and answer what ``vigente ask
---now`` prints, and MCP ``search`` and ``verify_answer``'s question take it too. English stays the default and the wording it always had; a bad language or a
-bad ``now`` is a clear error on each surface, with nothing recorded. On SQLite and PostgreSQL.
+--now`` prints, and MCP ``search`` and ``verify_answer``'s question take it too. English stays
+the default and the wording it always had; a bad language or a bad ``now`` is a clear error on
+each surface, with nothing recorded. On SQLite and PostgreSQL.
 """
 
 from __future__ import annotations
