@@ -1,7 +1,8 @@
 """The inspector's refusals as a browser meets them, through a real uvicorn server on loopback
 (SQLite) with an httpx client, and once in Chromium: an address of the inspector that names no
 page is an HTML 404 page in the inspector's layout (naming the path, a page close to it, a link
-to the start page) while the JSON API keeps its one error shape for its unknown paths; a page
+to the start page) while the JSON API keeps its one error shape for its unknown paths, and a
+client that does not read HTML gets that JSON error for any address that is no page; a page
 whose object does not exist is an HTML 404 in the layout; the unknown-parameter message on a
 page says "this page takes"; and a browser without a usable key logs in before it is told that
 the address is bad, the key being checked as the page itself checks it."""
@@ -31,6 +32,10 @@ ADMIN_KEY = "errors-admin-key-0123456789abcdef"
 ADMIN = {"Authorization": f"Bearer {ADMIN_KEY}"}
 SCENARIO = TEST_DATA / "scenarios" / "branch_isolation.jsonl"
 CONVERSATION = "s"  # the scenario's conversation
+#: What a browser sends when it opens an address (Chromium's, as the browser test sees).
+BROWSER_ACCEPT = (
+    "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8"
+)
 
 
 @dataclass
@@ -41,7 +46,9 @@ class Served:
 
     @contextmanager
     def client(self, key: str | None = None, **headers: str) -> Iterator[httpx.Client]:
-        """A client (without following redirects), logged in with ``key`` (its cookie) or not."""
+        """A client (without following redirects), logged in with ``key`` (its cookie) or not,
+        sending a browser's ``Accept`` unless ``headers`` give another."""
+        headers = {"accept": BROWSER_ACCEPT, **headers}
         with httpx.Client(
             base_url=self.url, timeout=60, follow_redirects=False, headers=headers
         ) as client:
@@ -213,6 +220,33 @@ def test_the_json_api_keeps_its_one_error_shape_for_unknown_paths(served: Served
             assert not is_api_path(page)
         assert c.get("/v1/health").json()["status"] == "ok"
     assert API_PATHS == ("/v1", "/mcp", "/openapi.json", "/docs", "/redoc")
+
+
+@pytest.mark.parametrize("accept", ["application/json", "*/*", None], ids=["json", "any", "none"])
+def test_a_json_client_that_mistypes_an_address_gets_the_api_s_json_error(
+    served: Served, accept: str | None
+) -> None:
+    key = {"Authorization": f"Bearer {served.keys['acme']}"}
+    with httpx.Client(base_url=served.url, timeout=60, follow_redirects=False) as c:
+        headers = dict(key)
+        if accept is None:
+            c.headers.pop("accept")
+        else:
+            headers["accept"] = accept
+        for path in ("/v2/health", "/api/v1/ask", "/runtimee", "/nope"):
+            message = _json_error(c.get(path, headers=headers), 404, "not_found")
+            assert message == f"no endpoint {path}: see /openapi.json for the endpoints"
+        message = _json_error(c.delete("/runtime", headers=headers), 405, "method_not_allowed")
+        assert message.startswith("DELETE is not allowed on /runtime: see /openapi.json")
+        # a page that exists is still a page, and the API still answers
+        assert c.get("/login", headers=headers).headers["content-type"].startswith("text/html")
+        assert c.get("/v1/health", headers=headers).json()["status"] == "ok"
+    # the same addresses opened by a browser are the inspector's pages
+    with served.client(served.keys["acme"]) as browser:
+        _not_found_page(browser.get("/v2/health"), "/v2/health")
+        assert "DELETE is not allowed on /runtime" in _inspector_page(
+            browser.delete("/runtime"), 405
+        )
 
 
 # -- a page whose object does not exist ---------------------------------------------------------

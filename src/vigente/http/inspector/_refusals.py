@@ -39,7 +39,7 @@ from vigente.http.inspector._auth import (
 )
 from vigente.http.inspector._render import PageRoute, is_page, page
 
-__all__ = ["API_PATHS", "NoPage", "install", "is_api_path", "login_page"]
+__all__ = ["API_PATHS", "NoPage", "install", "is_api_path", "login_page", "wants_page"]
 
 #: The HTTP API's part of the service's paths; every other path is the inspector's (it is served
 #: at ``/``): the versioned endpoints, the MCP endpoint, the OpenAPI document and FastAPI's usual
@@ -67,6 +67,13 @@ class NoPage(Exception):
 def is_api_path(path: str) -> bool:
     """Whether ``path`` is the HTTP API's (JSON errors) rather than the inspector's (pages)."""
     return any(path == p or path.startswith(p + "/") for p in API_PATHS)
+
+
+def wants_page(request: Request) -> bool:
+    """Whether the client reads HTML: a browser opening an address sends ``text/html`` in its
+    ``Accept``; an API client (``application/json``, or httpx's and curl's ``*/*``) does not,
+    and gets the API's JSON error for an address that is no page."""
+    return "text/html" in request.headers.get("accept", "").lower()
 
 
 def login_page(next_url: str, *, status: int = 200, error: str | None = None) -> HTMLResponse:
@@ -223,8 +230,9 @@ def install(app: FastAPI, routers: Iterable[APIRouter]) -> None:
     @app.exception_handler(StarletteHTTPException)
     async def no_route(request: Request, exc: StarletteHTTPException) -> Response:
         # Routing found no page (404) or not with this method (405): by the path, since no
-        # route was matched to tell a page from an endpoint.
-        if is_api_path(request.url.path):
+        # route was matched to tell a page from an endpoint, and outside the API's paths by
+        # what the client reads (a JSON client that mistypes /v1 as /v2 gets JSON).
+        if is_api_path(request.url.path) or not wants_page(request):
             return await _answer(api[StarletteHTTPException], request, exc)
         if exc.status_code == 404:
             return not_found(request)
