@@ -50,16 +50,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from vigente import Vigente
-from vigente.bench._floor import SQLITE_FLOOR
+from vigente.api import Vigente
+from vigente.bench._floor import SQLiteFloor
 from vigente.bench._lineages import NOW, SEED, make_queries, plan_lineage
+from vigente.bench.kernel import PER_LINEAGE, WARMUP
 from vigente.kernel.values import Scope, canonical_json
 from vigente.store import sqlite as S
 from vigente.time import parse_instant
 
 OPEN_END = S.OPEN_END
-PER_LINEAGE = 100
-WARMUP = 200
 SEEK_INDEXES = (
     "CREATE INDEX versions_valid_to ON versions (subject_id, valid_to, valid_from, known_from,"
     " known_to)",
@@ -308,11 +307,13 @@ def _measure(path: str, seek_path: str, lookups: int, rounds: int) -> int:
         for point in points
     }  # the seek statement's rows, for timing the answer alone
 
-    def floor(c: sqlite3.Connection) -> Callable[[Any], object]:
+    # The benchmark's own floor reader, one on each store.
+    floors = SQLiteFloor(path), SQLiteFloor(seek_path)
+
+    def floor(reader: SQLiteFloor) -> Callable[[Any], object]:
         def read(point: Any) -> object:
             _, p, _ = point
-            args = (p["lineage"], scope_key, p["t"], p["t"], p["k"], p["k"])
-            return c.execute(SQLITE_FLOOR, args).fetchall()
+            return reader.read(p["lineage"], scope_key, p["t"], p["k"])
 
         return read
 
@@ -324,11 +325,10 @@ def _measure(path: str, seek_path: str, lookups: int, rounds: int) -> int:
         _, p, held = point
         return conn.execute(store_statement if held else S.SELECT_CANDIDATES, p).fetchall()
 
-    passes: dict[str, Callable[[Any], object]] = {
-        "floor": floor(conn),
-        "evidence()": evidence,
-        "store statement": statement,
-        "floor, indexed copy": floor(seek_conn),
+    # Each pass, with the floor it is divided by: the one on its own store.
+    on_store = {"floor": floor(floors[0]), "evidence()": evidence, "store statement": statement}
+    on_copy: dict[str, Callable[[Any], object]] = {
+        "floor, indexed copy": floor(floors[1]),
         "seek statement": lambda pt: seek_conn.execute(
             SEEK_AND_HELD if pt[2] else SEEK, pt[1]
         ).fetchall(),  # fmt: skip
@@ -341,6 +341,7 @@ def _measure(path: str, seek_path: str, lookups: int, rounds: int) -> int:
             seek_conn, pt[1]["lineage"], pt[1], pt[2]
         ),
     }
+    passes = on_store | on_copy
     p50s: dict[str, list[float]] = {name: [] for name in passes}
     order = list(passes)
     for round_ in range(rounds):
@@ -361,14 +362,12 @@ def _measure(path: str, seek_path: str, lookups: int, rounds: int) -> int:
           f"{rounds} rounds; p50 per pass in µs, and its ratio to the floor of the same store "
           f"in the same round (min..max over the rounds)")  # fmt: skip
     for name, values in p50s.items():
-        on_copy = "seek" in name or "valid-at-t" in name or "indexed" in name
-        base = p50s["floor, indexed copy" if on_copy else "floor"]
+        base = p50s["floor, indexed copy" if name in on_copy else "floor"]
         ratios = [v / b for v, b in zip(values, base, strict=True)]
         print(f"  {name:24s} {min(values):7.1f}..{max(values):7.1f} µs   "
               f"{min(ratios):5.2f}..{max(ratios):5.2f}×")  # fmt: skip
-    conn.close()
-    seek_conn.close()
-    vg.close()
+    for closing in (conn, seek_conn, *floors, vg):
+        closing.close()
     return 0
 
 

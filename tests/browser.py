@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-__all__ = ["CHROMIUM", "CHROMIUM_ARGS", "chromium"]
+__all__ = ["CHROMIUM", "CHROMIUM_ARGS", "chromium", "watched_page"]
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -40,3 +40,22 @@ def chromium() -> Iterator[Any]:
         b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
         yield b
         b.close()
+
+
+def watched_page(browser: Any, origin: str, *, console: bool = True) -> tuple[Any, Any, list[str]]:
+    """A new context and page of ``browser`` (1280×900) and the list its failures go to: script
+    errors, requests to anywhere but ``origin`` and, with ``console``, console errors (a 404
+    page's own load logs one, so a test of 404 pages leaves them out)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    failures: list[str] = []
+    if console:
+        page.on("console", lambda m: failures.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: failures.append(str(e)))
+    page.on(
+        "request",
+        lambda r: (
+            failures.append(f"off-site request {r.url}") if not r.url.startswith(origin) else None
+        ),
+    )
+    return context, page, failures

@@ -9,16 +9,26 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx
 import httpx2
+import pytest
 import uvicorn
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
-__all__ = ["Tenant", "running", "serving_tenant", "tool_text", "with_mcp"]
+__all__ = [
+    "Tenant",
+    "mcp_over_http",
+    "running",
+    "service_root",
+    "serving_tenant",
+    "tool_text",
+    "with_mcp",
+]
 
 
 @contextmanager
@@ -73,17 +83,28 @@ def serving_tenant(root: str, admin_key: str, seed: Callable[[str], None]) -> It
         yield Tenant(url, client, {"Authorization": f"Bearer {token}"}, token, store)
 
 
+def service_root(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Where a service's tenant stores live for a fixture parametrized by backend: a folder of
+    SQLite files, or the session's PostgreSQL server."""
+    if request.param == "sqlite":
+        return str(tmp_path / "data")
+    url: str = request.getfixturevalue("postgres_url")
+    return url
+
+
+async def mcp_over_http(url: str, token: str, session: Callable[[Client], Awaitable[None]]) -> None:
+    """Run ``session`` with the MCP SDK's client connected to ``url``'s ``/mcp`` with the
+    tenant key ``token``."""
+    headers = {"Authorization": f"Bearer {token}"}
+    async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
+        transport = streamable_http_client(f"{url}/mcp", http_client=http)
+        async with Client(transport, read_timeout_seconds=60) as client:
+            await session(client)
+
+
 def with_mcp(tenant: Tenant, session: Callable[[Client], Awaitable[None]]) -> None:
     """Run ``session`` with the MCP SDK's client connected to the tenant's ``/mcp``."""
-
-    async def main() -> None:
-        headers = {"Authorization": f"Bearer {tenant.token}"}
-        async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
-            transport = streamable_http_client(f"{tenant.url}/mcp", http_client=http)
-            async with Client(transport, read_timeout_seconds=60) as client:
-                await session(client)
-
-    anyio.run(main)
+    anyio.run(mcp_over_http, tenant.url, tenant.token, session)
 
 
 def tool_text(result: Any) -> str:

@@ -19,7 +19,7 @@ import httpx
 import pytest
 from mcp.client import Client
 
-from tests.http_server import Tenant, serving_tenant, tool_text, with_mcp
+from tests.http_server import Tenant, service_root, serving_tenant, tool_text, with_mcp
 from vigente.api import Vigente
 from vigente.errors import UnsupportedLanguage
 from vigente.evidence import verify
@@ -155,11 +155,7 @@ def test_the_api_refuses_a_language_before_recording_anything(vg: Vigente, store
 @pytest.fixture(params=["sqlite", "postgres"])
 def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Tenant]:
     """A server with one tenant whose store holds the questions' facts."""
-    root = (
-        str(tmp_path / "data")
-        if request.param == "sqlite"
-        else request.getfixturevalue("postgres_url")
-    )
+    root = service_root(request, tmp_path)
     with serving_tenant(root, ADMIN_KEY, _seed) as tenant:
         yield tenant
 

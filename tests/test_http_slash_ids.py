@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from tests.conformance.test_runtime import session
-from tests.http_server import running
+from tests.http_server import running, service_root
 from vigente.http import ServiceConfig, create_app
 
 ADMIN_KEY = "slash-admin-key-0123456789abcdef"
@@ -69,11 +69,7 @@ def serving(root: str) -> Iterator[tuple[httpx.Client, dict[str, str]]]:
 def served(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> Iterator[tuple[httpx.Client, dict[str, str]]]:
-    root = (
-        str(tmp_path / "data")
-        if request.param == "sqlite"
-        else request.getfixturevalue("postgres_url")
-    )
+    root = service_root(request, tmp_path)
     with serving(root) as pair:
         yield pair
 

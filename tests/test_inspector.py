@@ -27,7 +27,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from tests.browser import chromium
+from tests.browser import chromium, watched_page
 from tests.conftest import TEST_DATA
 from tests.http_server import running
 from vigente import Vigente
@@ -536,19 +536,7 @@ def test_click_through_every_page_in_chromium(
     notice = _submit(inspector, "en_notice_amending.txt")
     memo = _submit(inspector, "en_no_dates.txt")
     first, second = inspector.assemblies
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    failures: list[str] = []
-    page.on("console", lambda m: failures.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: failures.append(str(e)))
-    page.on(
-        "request",
-        lambda r: (
-            failures.append(f"off-site request {r.url}")
-            if not r.url.startswith(inspector.url)
-            else None
-        ),
-    )
+    context, page, failures = watched_page(browser, inspector.url)
 
     taken: list[str] = []
 

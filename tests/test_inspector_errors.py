@@ -22,7 +22,7 @@ from urllib.parse import quote
 import httpx
 import pytest
 
-from tests.browser import chromium
+from tests.browser import chromium, watched_page
 from tests.conftest import TEST_DATA
 from tests.http_server import running
 from vigente.http import ServiceConfig, create_app
@@ -402,18 +402,7 @@ def browser() -> Iterator[Any]:
 def test_chromium_gets_the_html_404_page_and_logs_in_before_a_bad_address(
     served: Served, browser: Any
 ) -> None:
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    failures: list[str] = []
-    page.on("pageerror", lambda e: failures.append(str(e)))
-    page.on(
-        "request",
-        lambda r: (
-            failures.append(f"off-site request {r.url}")
-            if not r.url.startswith(served.url)
-            else None
-        ),
-    )
+    context, page, failures = watched_page(browser, served.url, console=False)
     # an anonymous browser at a bad address is sent to log in first, then sees the page's error
     page.goto(served.url + "/runtime?stale=true")
     assert "/login" in page.url

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from mcp.client import Client
 
-from tests.http_server import Tenant, serving_tenant, tool_text, with_mcp
+from tests.http_server import Tenant, service_root, serving_tenant, tool_text, with_mcp
 from vigente.api import Vigente
 from vigente.errors import UnsupportedLanguage
 from vigente.evidence import verify, verify_file
@@ -384,11 +384,7 @@ def test_the_cli_words_search_and_verify_as_the_api_does(
 @pytest.fixture(params=["sqlite", "postgres"])
 def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Tenant]:
     """A server with one tenant whose store holds the policies, the decrees and the fact."""
-    root = (
-        str(tmp_path / "data")
-        if request.param == "sqlite"
-        else request.getfixturevalue("postgres_url")
-    )
+    root = service_root(request, tmp_path)
     with serving_tenant(root, ADMIN_KEY, _seed) as tenant:
         yield tenant
 

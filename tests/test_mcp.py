@@ -11,14 +11,12 @@ from typing import Any
 
 import anyio
 import httpx
-import httpx2
 import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from tests.http_server import running
+from tests.http_server import mcp_over_http, running, tool_text
 from vigente import Vigente
 from vigente.evidence.documents import NewVersion
 from vigente.http import ServiceConfig, create_app
@@ -85,17 +83,9 @@ def _run(
             async with Client(server, read_timeout_seconds=60) as client:
                 await session(client)
             return
-        headers = {"Authorization": f"Bearer {token}"}
-        async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
-            transport = streamable_http_client(f"{server}/mcp", http_client=http)
-            async with Client(transport, read_timeout_seconds=60) as client:
-                await session(client)
+        await mcp_over_http(server, token, session)
 
     anyio.run(main)
-
-
-def _text(result: Any) -> str:
-    return "".join(getattr(block, "text", "") for block in result.content)
 
 
 async def _exercise_tools(client: Client) -> None:
@@ -116,7 +106,7 @@ async def _exercise_tools(client: Client) -> None:
     ask = await client.call_tool(
         "ask_evidence", {"lineage": "svc/upload-limit-mb", "valid_at": "2026-09-10"}
     )
-    assert not ask.is_error, _text(ask)
+    assert not ask.is_error, tool_text(ask)
     assert ask.structured_content["status"] == "supported"
     assert ask.structured_content["values"] == [80]
 
@@ -162,7 +152,7 @@ async def _exercise_tools(client: Client) -> None:
     bad = await client.call_tool(
         "ask_evidence", {"lineage": "svc/upload-limit-mb", "valid_at": "2026-13-40"}
     )
-    assert bad.is_error and "YYYY-MM-DD" in _text(bad)
+    assert bad.is_error and "YYYY-MM-DD" in tool_text(bad)
     future = await client.call_tool(
         "record_fact",
         {
@@ -173,7 +163,7 @@ async def _exercise_tools(client: Client) -> None:
             "source": "s",
         },
     )
-    assert future.is_error and "nothing can be known from the future" in _text(future)
+    assert future.is_error and "nothing can be known from the future" in tool_text(future)
 
     templates = {
         t.uri_template for t in (await client.list_resource_templates()).resource_templates

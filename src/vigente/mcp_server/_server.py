@@ -256,20 +256,19 @@ def build_server(resolve: Resolver) -> MCPServer:
 
         def run() -> dict[str, Any]:
             vg = resolve(ctx)
+            question: dict[str, Any] = {
+                "known_at": known_at,
+                "scope": scope or {},
+                "now": now,
+                "language": language,
+            }
             if not vg.documents.is_document_lineage(lineage):
                 if valid_at is None:
                     raise InvalidInput(
                         f"{lineage!r} is a fact lineage: give valid_at, the "
                         "date to cite its value for"
                     )
-                fact = vg.evidence(
-                    lineage,
-                    valid_at=valid_at,
-                    known_at=known_at,
-                    scope=scope or {},
-                    now=now,
-                    language=language,
-                )
+                fact = vg.evidence(lineage, valid_at=valid_at, **question)
                 return {
                     "lineage": lineage,
                     "status": fact.status.value,
@@ -283,14 +282,7 @@ def build_server(resolve: Resolver) -> MCPServer:
                         for v in fact.admitted
                     ],
                 }
-            doc = vg.documents.evidence(
-                lineage,
-                valid_at=valid_at,
-                known_at=known_at,
-                scope=scope or {},
-                now=now,
-                language=language,
-            )
+            doc = vg.documents.evidence(lineage, valid_at=valid_at, **question)
             return {
                 "lineage": lineage,
                 "status": doc.status.value,
