@@ -14,8 +14,8 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
 from tests.conformance.test_runtime import session
-from tests.http_server import running
-from tests.test_mcp import _run, _text, _vigente_command
+from tests.http_server import running, tool_text
+from tests.test_mcp import _run, _vigente_command
 from vigente import Vigente
 from vigente.http import ServiceConfig, create_app
 
@@ -40,7 +40,7 @@ async def _exercise(client: Client) -> None:
 
     events = session()
     wrote = await client.call_tool("record_event", {"events": events[:-1]})
-    assert not wrote.is_error, _text(wrote)
+    assert not wrote.is_error, tool_text(wrote)
     assert wrote.structured_content["events"] == len(events) - 1
     one = await client.call_tool("record_event", {"event": events[-1]})
     assert not one.is_error and one.structured_content["by_kind"] == {"message": 1}
@@ -68,14 +68,14 @@ async def _exercise(client: Client) -> None:
             ]
         },
     )
-    assert bad.is_error and "events[1]: unknown branch" in _text(bad)
+    assert bad.is_error and "events[1]: unknown branch" in tool_text(bad)
     neither = await client.call_tool("record_event", {})
-    assert neither.is_error and "either `event`" in _text(neither)
+    assert neither.is_error and "either `event`" in tool_text(neither)
 
     asm = await client.call_tool(
         "assemble_context", {"conversation": C, "branch": "main", "participant": "agent"}
     )
-    assert not asm.is_error, _text(asm)
+    assert not asm.is_error, tool_text(asm)
     data: dict[str, Any] = asm.structured_content
     assert {d["ref"]: d["reason"] for d in data["omitted"]}["t2"] == "other_branch"
     assert "Book the 07:10 one." in json.dumps(data["messages"])
@@ -92,7 +92,7 @@ async def _exercise(client: Client) -> None:
             "rehydrate": ["t1"],
         },
     )
-    assert not early.is_error, _text(early)
+    assert not early.is_error, tool_text(early)
     assert early.structured_content["format"] == "anthropic"
 
     aid = data["assembly_id"]
@@ -110,9 +110,9 @@ async def _exercise(client: Client) -> None:
     both = await client.call_tool(
         "explain_assembly", {"assembly_id": aid, "why_not": "t2", "rebuild": True}
     )
-    assert both.is_error and "give one of" in _text(both)
+    assert both.is_error and "give one of" in tool_text(both)
     unknown = await client.call_tool("explain_assembly", {"assembly_id": "asm_nope"})
-    assert unknown.is_error and "unknown assembly" in _text(unknown)
+    assert unknown.is_error and "unknown assembly" in tool_text(unknown)
     bad_mode = await client.call_tool(
         "assemble_context",
         {"conversation": C, "branch": "main", "participant": "agent", "mode": "rant"},
@@ -157,9 +157,9 @@ def test_runtime_tools_over_http_per_tenant(
             asm = await client.call_tool(
                 "assemble_context", {"conversation": C, "branch": "main", "participant": "agent"}
             )
-            assert asm.is_error and "unknown conversation" in _text(asm)
+            assert asm.is_error and "unknown conversation" in tool_text(asm)
             explained = await client.call_tool("explain_assembly", {"assembly_id": aid})
-            assert explained.is_error and "unknown assembly" in _text(explained)
+            assert explained.is_error and "unknown assembly" in tool_text(explained)
             why = await client.call_tool("explain_assembly", {"assembly_id": aid, "why_not": "t1"})
             assert why.is_error
             spy = await client.call_tool(
@@ -175,7 +175,7 @@ def test_runtime_tools_over_http_per_tenant(
                     }
                 },
             )
-            assert spy.is_error and "unknown conversation" in _text(spy)
+            assert spy.is_error and "unknown conversation" in tool_text(spy)
 
         _run(beta_reaches_nothing, url, keys["beta"])
         graph = c.get(f"/v1/conversations/{C}", headers=alpha).json()
