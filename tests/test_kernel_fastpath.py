@@ -26,7 +26,7 @@ from rich.console import Console
 
 from vigente.api import Vigente
 from vigente.bench.kernel import BENCHMARK
-from vigente.kernel.decision import _Successors, decide
+from vigente.kernel.decision import _Successors, as_known_at, decide
 from vigente.kernel.evidence import (
     Evidence,
     Exclusion,
@@ -138,14 +138,15 @@ def test_decide_asks_for_successors_as_the_general_path(
     now = Instant(max(t_day, k_day) * DAY, True)
     earlier = rows if with_earlier else None
     evidence = decide("fast/limit", scope, t, k, now, rows, lambda: [], earlier)
-    successors = _Successors(rows, t, k)
+    known = as_known_at(rows, k)  # the rows as held at k: what the answer is built from
+    successors = _Successors(known, t, k)
     expected = []
-    for row in rows:
+    for row in known:
         reason = admissibility(row, scope, t, k)
         if reason is not None:
             expected.append(Exclusion(row, reason, successors.of(row, reason)))
     assert list(evidence.excluded) == expected
-    assert list(evidence.admitted) == [r for r in rows if admissibility(r, scope, t, k) is None]
+    assert list(evidence.admitted) == [r for r in known if admissibility(r, scope, t, k) is None]
     assert evidence == dataclasses.replace(evidence)
 
 

@@ -16,7 +16,7 @@ from vigente.evidence.dates import check_language
 from vigente.evidence.documents import successors_known_at
 from vigente.evidence.records import DocumentVersion, Relation
 from vigente.evidence.wording import article, gender, italian_from, known_phrase, on_day
-from vigente.kernel.decision import interpretation_for
+from vigente.kernel.decision import as_known_at, interpretation_for
 from vigente.kernel.evidence import Interpretation, Status
 from vigente.kernel.statement import moment
 from vigente.kernel.values import Scope
@@ -140,6 +140,7 @@ def decide_documents(
     """Turn kernel candidates (one timeline per document version) into document evidence,
     its statement in ``language`` (that of ``cite``'s citations)."""
     successors = successors_known_at(list(versions.values()), k)
+    candidates = as_known_at(candidates, k)  # nothing learned or closed after k shows
     best: dict[str, tuple[int, Version, str | None]] = {}
     for snapshot in candidates:
         if snapshot.source not in versions:

@@ -7,6 +7,7 @@ the same inputs always give the same evidence (DESIGN.md invariants 2 and 3).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 
 from vigente.kernel.evidence import (
     Evidence,
@@ -22,7 +23,7 @@ from vigente.kernel.values import JSONValue, Scope, canonical_json
 from vigente.kernel.versions import ExclusionReason, PrecedenceRule, Version, admissibility
 from vigente.time import Instant
 
-__all__ = ["decide", "interpretation_for", "status_of"]
+__all__ = ["as_known_at", "decide", "interpretation_for", "status_of"]
 
 
 def _by_value(versions: Iterable[Version]) -> dict[str, list[Version]]:
@@ -188,6 +189,10 @@ def decide(
     admitted: list[Version] = []
     excluded: list[Exclusion] = []
     successors = None
+    # An answer as known at k is built from what was known at k only (invariant 2): a row
+    # learned after k is absent, and a row closed after k is still open in it. The answer to a
+    # (t, k) question therefore cannot depend on when it is asked.
+    candidates = as_known_at(candidates, k)
     for row in candidates:
         reason = admissibility(row, scope, t, k)
         if reason is None:
@@ -205,7 +210,8 @@ def decide(
     if status is Status.CONFLICT:
         outcome = _apply_precedence(admitted, rules(), k)
         if outcome is not None:
-            kept = _by_value(v for v in admitted if v.source == outcome.kept_source)
+            overruled = {v.version_id for v in outcome.overruled}
+            kept = _by_value(v for v in admitted if v.version_id not in overruled)
             status = status_of(len(kept))
     values = tuple([rows[0].value for rows in kept.values()])
     earlier_values = None
@@ -256,5 +262,29 @@ def _apply_precedence(
     if rule.rank(best.source) >= len(rule.sources):
         return None  # no admitted source is named by the rule: the conflict stands
     kept = best.source
-    overruled = tuple(v for v in admitted if v.source != kept)
+    # A rule decides only between the sources it names: a source it does not name is neither
+    # overruled nor overrules (its value stays beside the kept one, in conflict if it differs).
+    named = set(rule.sources)
+    overruled = tuple(v for v in admitted if v.source != kept and v.source in named)
+    if not overruled:
+        return None
     return PrecedenceOutcome(rule, kept, overruled)
+
+
+def as_known_at(candidates: list[Version], known_at: Instant) -> list[Version]:
+    """The candidate rows as the store held them at ``known_at``: rows learned later dropped,
+    rows closed later open again (the list itself when nothing differs, as on most answers)."""
+    k = known_at.micros
+    if not any(
+        v.known_from.micros > k or (v.known_to is not None and v.known_to.micros > k)
+        for v in candidates
+    ):
+        return candidates
+    rows: list[Version] = []
+    for v in candidates:
+        if v.known_from.micros > k:
+            continue
+        if v.known_to is not None and v.known_to.micros > k:
+            v = replace(v, known_to=None)
+        rows.append(v)
+    return rows
