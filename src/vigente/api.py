@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from vigente.errors import (
+    AnsweredHistoryError,
     FutureKnowledgeError,
     ImportFileError,
     InvalidInput,
@@ -31,6 +32,7 @@ from vigente.jsonl import json_objects, read_lines
 from vigente.kernel.decision import decide
 from vigente.kernel.decisions import Decision, new_decision
 from vigente.kernel.evidence import Evidence
+from vigente.kernel.horizon import Backfill, fix_answer, new_backfill
 from vigente.kernel.ledger import (
     StatementRefused,
     WriteResult,
@@ -249,6 +251,21 @@ class Vigente:
             )
         return current
 
+    def fix_answer(self, known_at: Instant, now: Instant, *, pinned: bool) -> None:
+        """Before an answer as known at ``known_at`` is read: fix the store's answered horizon
+        there, so that no later write can change that answer (:mod:`vigente.kernel.horizon`).
+        ``pinned``: ``now`` was given by the caller (a replay's clock), not read from the clock."""
+        fix_answer(self.store, known_at, now, pinned=pinned)
+
+    def answered_horizon(self) -> Instant | None:
+        """The latest knowledge time this store has answered for: a write must be dated after
+        it (or be a recorded backfill)."""
+        return self.store.answered_horizon()
+
+    def backfills(self) -> list[Backfill]:
+        """Every recorded backfill (writes allowed behind the answered horizon), oldest first."""
+        return self.store.backfills()
+
     def record(
         self,
         lineage: str,
@@ -356,6 +373,7 @@ class Vigente:
         current = current_instant() if now is None else self.instant(now)
         k = current if known_at is None else self.instant(known_at)
         self.check_knowledge_date(k, current)
+        self.fix_answer(k, current, pinned=now is not None)
         candidates, earlier = self.candidates_at(lineage, the_scope, t, k, current, held=True)
 
         def rules() -> list[PrecedenceRule]:
@@ -392,17 +410,26 @@ class Vigente:
         return self.store.lineages()
 
     # -- import ----------------------------------------------------------------------------
-    def import_jsonl(self, path: str | Path, *, now: TimeLike | None = None) -> ImportReport:
+    def import_jsonl(
+        self, path: str | Path, *, now: TimeLike | None = None, backfill: str | None = None
+    ) -> ImportReport:
         """Import a JSON Lines file of ``record``/``retract`` statements atomically.
 
         Every line is validated first; a bad line raises :class:`ImportFileError` with its line
-        number and nothing is written.
+        number and nothing is written. ``backfill`` (why) lets the statements be dated behind
+        the answered horizon, and records the import as a :class:`Backfill`.
         """
-        return self.import_lines(read_lines(path), now=now)
+        return self.import_lines(read_lines(path), now=now, backfill=backfill)
 
     def import_lines(
-        self, lines: Iterable[bytes | str], *, now: TimeLike | None = None
+        self,
+        lines: Iterable[bytes | str],
+        *,
+        now: TimeLike | None = None,
+        backfill: str | None = None,
     ) -> ImportReport:
+        if backfill is not None and not backfill.strip():
+            raise InvalidInput("a backfill needs a reason: say why history is being filled in")
         writes = [
             (number, self._parse_line(number, obj, now)) for number, obj in json_objects(lines)
         ]
@@ -417,10 +444,23 @@ class Vigente:
                 counts[1] += len(result.appended)
                 counts[2] += len(result.closed)
 
+        statements = [write for _, write in writes]
         try:
-            apply_writes(self.store, [write for _, write in writes], each_round=tally)
+            with self.store.transaction():
+                apply_writes(self.store, statements, each_round=tally,
+                             backfill=backfill is not None)
+                if backfill is not None and statements:
+                    self.store.append_backfill(new_backfill(
+                        "import", backfill.strip(), len(statements),
+                        min(w.known_at for w in statements), max(w.known_at for w in statements),
+                        self.store.answered_horizon(),
+                    ))  # fmt: skip
         except StatementRefused as refused:
-            raise ImportFileError(writes[refused.index][0], str(refused.error)) from None
+            number = writes[refused.index][0]
+            if isinstance(refused.error, AnsweredHistoryError):  # a 409, not bad input
+                raise AnsweredHistoryError(f"line {number}: {refused.error}",
+                                           refused.error.horizon) from None
+            raise ImportFileError(number, str(refused.error)) from None
         return ImportReport(len(writes), *counts)
 
     def _parse_line(self, number: int, obj: dict[str, Any], now: TimeLike | None) -> Write:

@@ -18,6 +18,7 @@ Every error a caller can cause is a ``VigenteError``; surfaces map it to ``Error
     │   └── InvalidEvidence     evidence (``ask --json``) that cannot be checked
     │       └── EvidenceFileError  the evidence file cannot be read or is not JSON
     ├── HistoryRewriteError     a write whose knowledge date is earlier than recorded knowledge
+    │   └── AnsweredHistoryError  a write dated at or before a knowledge time already answered for
     ├── FutureKnowledgeError    a knowledge date after "now": nothing can be known from the future
     └── StoreError              the storage backend cannot be opened or used
 """
@@ -25,6 +26,7 @@ Every error a caller can cause is a ``VigenteError``; surfaces map it to ``Error
 from __future__ import annotations
 
 __all__ = [
+    "AnsweredHistoryError",
     "CorpusFileError",
     "EvidenceFileError",
     "FutureKnowledgeError",
@@ -107,6 +109,15 @@ class EvidenceFileError(InvalidEvidence):
 
 class HistoryRewriteError(VigenteError):
     """A write would change what the store held at a knowledge date already recorded."""
+
+
+class AnsweredHistoryError(HistoryRewriteError):
+    """A write dated at or before the store's answered horizon: it would change answers
+    already given. ``horizon`` is that knowledge time; the write must be dated after it."""
+
+    def __init__(self, message: str, horizon: object) -> None:
+        super().__init__(message)
+        self.horizon = horizon
 
 
 class FutureKnowledgeError(VigenteError):

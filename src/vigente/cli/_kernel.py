@@ -1,4 +1,5 @@
-"""Kernel commands: record, retract, import, ask, history, lineages, precedence, demo."""
+"""Kernel commands: record, retract, import, ask, history, lineages, precedence, backfills,
+demo."""
 
 from __future__ import annotations
 
@@ -113,15 +114,20 @@ def retract(ctx: click.Context, /, lineage: str, scope: tuple[str, ...], as_json
 @cli.command("import")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--now", metavar="DATE", help="Treat this date as today (for replays).")
+@click.option("--backfill", metavar="REASON",
+              help="Fill in history behind the answered horizon, recorded with REASON "
+                   "(see `vigente backfills`).")
 @json_option
 @click.pass_context
-def import_(ctx: click.Context, file: Path, now: str | None, as_json: bool) -> None:
+def import_(ctx: click.Context, file: Path, now: str | None, backfill: str | None,
+            as_json: bool) -> None:
     """Import a JSON Lines FILE of record/retract statements, all or nothing (a progress
     bar on a terminal)."""
     lines = read_lines(file)
     vg = open_store(ctx)
     with progress("checking statements", len(lines)) as step:
-        report = vg.import_lines(Counted(lines, step, "writing statements"), now=now)
+        report = vg.import_lines(Counted(lines, step, "writing statements"), now=now,
+                                 backfill=backfill)
     if as_json:
         emit_json({"statements": report.statements, "applied": report.applied,
                    "versions_appended": report.versions_appended,
@@ -308,6 +314,26 @@ def precedence(
                    "scope": rule.scope.as_dict()})
         return
     click.echo(f"precedence rule {rule.rule_id}: {' > '.join(rule.sources)} from {rule.known_from}")
+
+
+@cli.command()
+@json_option
+@click.pass_context
+def backfills(ctx: click.Context, as_json: bool) -> None:
+    """The answered horizon (writes must be dated after it) and every recorded backfill."""
+    vg = open_store(ctx)
+    horizon = vg.answered_horizon()
+    items = vg.backfills()
+    if as_json:
+        emit_json({"answered_horizon": None if horizon is None else horizon.isoformat(),
+                   "backfills": [b.as_dict() for b in items]})
+        return
+    click.echo("answered horizon: " + ("none yet" if horizon is None else str(horizon)))
+    table = Table("backfill", "recorded", "kind", "statements", "knowledge times", "reason")
+    for b in items:
+        table.add_row(b.backfill_id, str(b.recorded_at), b.kind, str(b.statements),
+                      f"{b.earliest} – {b.latest}", b.reason)
+    console().print(table)
 
 
 @cli.command()

@@ -16,8 +16,10 @@ from typing import TYPE_CHECKING, Any
 from vigente.corpus.reader import CorpusReader, CorpusReport, LineageImport
 from vigente.evidence.documents import Documents, claim_step, withdrawal_step
 from vigente.evidence.records import DocumentVersion, Relation, document_version_id
+from vigente.kernel.horizon import new_backfill
 from vigente.kernel.values import Scope
 from vigente.store.base import Write
+from vigente.time import Instant
 
 if TYPE_CHECKING:
     from vigente.api import Vigente
@@ -103,13 +105,14 @@ def import_corpus(
         nonlocal held_versions
         if not held:
             return
-        _write(vg.documents, held, counts)
+        _write(vg.documents, held, counts, span)
         if progress is not None:
             for done in range(lineages - len(held) + 1, lineages + 1):
                 progress(done)
         held.clear()
         held_versions = 0
 
+    span: list[Instant] = []  # the earliest and latest knowledge times written
     with vg.store.transaction():
         for lineage in reader:
             if limit is not None and lineages >= limit:
@@ -120,6 +123,12 @@ def import_corpus(
             if held_versions >= batch:
                 flush()
         flush()
+        if counts.steps:
+            # The corpus is history learned long ago: a backfill, recorded for audits.
+            vg.store.append_backfill(new_backfill(
+                "corpus", f"corpus import of {lineages} lineages", counts.steps, span[0], span[1],
+                vg.store.answered_horizon(),
+            ))  # fmt: skip
     return CorpusImport(reader.report(), lineages, counts.added, counts.unchanged, counts.steps)
 
 
@@ -130,7 +139,8 @@ class _Counts:
     steps: int = 0
 
 
-def _write(documents: Documents, lineages: list[LineageImport], counts: _Counts) -> None:
+def _write(documents: Documents, lineages: list[LineageImport], counts: _Counts,
+           span: list[Instant]) -> None:
     """Store the lineages' new versions, then replay their knowledge steps in one bulk write."""
     versions = [_versions(lineage) for lineage in lineages]
     stored = iter(documents.store_versions([v for of_lineage in versions for v in of_lineage]))
@@ -157,4 +167,7 @@ def _write(documents: Documents, lineages: list[LineageImport], counts: _Counts)
             elif step.valid_to is not None:
                 writes.append(withdrawal_step(version, step.valid_to, known_at))
             counts.steps += 1
-    documents.apply_steps(writes)
+    if writes:
+        times = [w.known_at for w in writes] + span
+        span[:] = [min(times), max(times)]
+    documents.apply_steps(writes, backfill=True)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from vigente.errors import (
+    AnsweredHistoryError,
     HistoryRewriteError,
     ImportFileError,
     InvalidInput,
@@ -153,6 +154,7 @@ class Documents:
         t = Instant.from_date(current.date) if valid_at is None else vg.instant(valid_at)
         k = current if known_at is None else vg.instant(known_at)
         vg.check_knowledge_date(k, current)
+        vg.fix_answer(k, current, pinned=now is not None)
         candidates, earlier = vg.candidates_at(lineage_id, the_scope, t, k, current)
         ids = {s.source for s in candidates + (earlier or [])}
         versions = {v.version_id: v for v in self._store.document_versions_by_id(sorted(ids))}
@@ -194,6 +196,8 @@ class Documents:
             for number, new in _dependency_order(entries):
                 try:
                     added.append(self.add(new, now=now))
+                except AnsweredHistoryError as exc:  # a 409, not bad input
+                    raise AnsweredHistoryError(f"line {number}: {exc}", exc.horizon) from None
                 except VigenteError as exc:
                     raise ImportFileError(number, str(exc)) from None
         return added
@@ -348,16 +352,19 @@ class Documents:
         """From ``known_at`` on, ``version`` no longer claims anything from ``start`` on."""
         self.apply_steps([withdrawal_step(version, start, known_at)])
 
-    def apply_steps(self, steps: Sequence[Write]) -> None:
+    def apply_steps(self, steps: Sequence[Write], *, backfill: bool = False) -> None:
         """Apply claims and withdrawals (:func:`claim_step`, :func:`withdrawal_step`) in order,
         as :meth:`claim` and :meth:`withdraw` would one by one, in the kernel's bulk rounds (an
-        importer replaying many knowledge steps)."""
+        importer replaying many knowledge steps). ``backfill``: the steps may be dated behind
+        the answered horizon; the caller records the backfill in the same transaction."""
         try:
-            apply_writes(self._store, steps)
+            apply_writes(self._store, steps, backfill=backfill)
         except StatementRefused as refused:
             if not isinstance(refused.error, HistoryRewriteError):
                 raise refused.error from None
             write = steps[refused.index]
+            if isinstance(refused.error, AnsweredHistoryError):
+                raise refused.error from None  # the answered horizon: its own message
             raise HistoryRewriteError(
                 f"version {write.source} of {write.lineage!r} already has knowledge recorded "
                 f"after {write.known_at}: a successor published earlier than what it replaces "

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from vigente.errors import HistoryRewriteError, VigenteError
+from vigente.kernel.horizon import check_after_horizon
 from vigente.kernel.values import Scope
 from vigente.kernel.versions import PrecedenceRule, Version
 from vigente.store.base import Store, Timeline, Write
@@ -98,13 +99,18 @@ def apply_writes(
     writes: Sequence[Write],
     *,
     each_round: Callable[[list[WriteResult]], object] | None = None,
+    backfill: bool = False,
 ) -> list[WriteResult]:
     """Apply statements in order inside the caller's transaction, as :func:`apply_write` would
     one by one; one result per statement. A refused statement raises :class:`StatementRefused`
     with its position (the caller's transaction then rolls back whatever was written).
 
     With ``each_round``, the results are handed to it round by round instead and not kept (a
-    large import needs only their counts): the list returned is then empty."""
+    large import needs only their counts): the list returned is then empty.
+
+    A statement dated at or before the store's answered horizon is refused
+    (:mod:`vigente.kernel.horizon`) unless ``backfill``: the caller then records the
+    :class:`~vigente.kernel.horizon.Backfill` in the same transaction."""
     results: list[WriteResult] = []
     keep = results.extend if each_round is None else each_round
     with store.transaction():
@@ -112,10 +118,21 @@ def apply_writes(
         # other instead of deadlocking.
         timelines = {Timeline(w.lineage, w.scope, w.source) for w in writes}
         store.lock_timelines(sorted(timelines, key=Timeline.order))
+        if writes and not backfill:
+            _check_horizon(store, writes)
         size = store.write_round
         for start in range(0, len(writes), size):
             keep(_apply_round(store, writes[start : start + size], start))
     return results
+
+
+def _check_horizon(store: Store, writes: Sequence[Write]) -> None:
+    earliest = min(range(len(writes)), key=lambda i: writes[i].known_at)
+    w = writes[earliest]
+    try:
+        check_after_horizon(store, w.known_at, f"{w.lineage!r} from source {w.source!r}")
+    except HistoryRewriteError as exc:
+        raise StatementRefused(earliest, exc) from None
 
 
 def _apply_round(store: Store, writes: Sequence[Write], offset: int) -> list[WriteResult]:
@@ -256,6 +273,7 @@ def set_precedence(
 ) -> PrecedenceRule:
     """Replace the precedence rule of ``(lineage, scope)`` from ``known_at`` on."""
     with store.transaction():
+        check_after_horizon(store, known_at, "the precedence rule")
         rules = store.precedence_rules(lineage, scope)
         latest = max(
             (r.known_to if r.known_to is not None else r.known_from for r in rules), default=None

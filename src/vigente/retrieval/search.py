@@ -450,6 +450,7 @@ class Retrieval:
         current = today() if now is None else vg.instant(now)
         k_at = current if known_at is None else vg.instant(known_at)
         vg.check_knowledge_date(k_at, current)
+        vg.fix_answer(k_at, current, pinned=now is not None)
         the_scope = _scope(scope)
         notes = self._catch_up()
         vector = None

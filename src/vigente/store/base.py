@@ -21,6 +21,7 @@ from vigente.evidence.records import (
     ReviewEvent,
 )
 from vigente.kernel.decisions import Decision
+from vigente.kernel.horizon import Backfill
 from vigente.kernel.values import Scope
 from vigente.kernel.versions import PrecedenceRule, Version, admissibility
 from vigente.time import Instant, Interval
@@ -222,6 +223,25 @@ class Store(ABC):
     @abstractmethod
     def versions_by_id(self, version_ids: Sequence[str]) -> list[Version]:
         """Kernel snapshots by id (unknown ids are skipped), in insertion order."""
+
+    # -- the knowledge horizon (vigente.kernel.horizon) --------------------------------------
+    @abstractmethod
+    def answered_horizon(self) -> Instant | None:
+        """The latest knowledge time the store has answered for (``None``: none yet). Inside a
+        write transaction, no horizon can be fixed from this call until the transaction ends."""
+
+    @abstractmethod
+    def fix_answered_horizon(self, known_at: Instant) -> None:
+        """Raise the answered horizon to ``known_at`` (never lowers it), committed before it
+        returns; waits for the writes in flight."""
+
+    @abstractmethod
+    def append_backfill(self, backfill: Backfill) -> None:
+        """Record a write behind the horizon (inside the backfill's own transaction)."""
+
+    @abstractmethod
+    def backfills(self) -> list[Backfill]:
+        """Every recorded backfill, oldest first."""
 
     # -- recorded decisions ------------------------------------------------------------------
     @abstractmethod

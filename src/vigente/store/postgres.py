@@ -39,6 +39,7 @@ from vigente.kernel.values import Scope
 from vigente.kernel.versions import PrecedenceRule, Version, build_version
 from vigente.store.base import Store, Timeline, Write
 from vigente.store.postgres_assembly import ASSEMBLY_MIGRATIONS, PostgresAssembly
+from vigente.store.postgres_horizon import HORIZON_MIGRATIONS, PostgresHorizon
 from vigente.store.postgres_records import RECORD_MIGRATIONS, PostgresRecords
 from vigente.store.postgres_retrieval import (
     FIELD_MIGRATIONS,
@@ -124,6 +125,7 @@ MIGRATIONS += RETRIEVAL_MIGRATIONS
 MIGRATIONS += RUNTIME_MIGRATIONS  # the runtime graph (keep new migrations after this line)
 MIGRATIONS += FIELD_MIGRATIONS  # retrieval: titles and references of documents as fields
 MIGRATIONS += ASSEMBLY_MIGRATIONS  # recorded context assemblies (vigente.assemble)
+MIGRATIONS += HORIZON_MIGRATIONS  # the answered knowledge horizon and recorded backfills
 
 SELECT_SCHEMA_TABLE = "SELECT to_regclass('vigente_migrations')"
 CREATE_SCHEMA_TABLE = "CREATE TABLE IF NOT EXISTS vigente_migrations (version integer PRIMARY KEY)"
@@ -444,7 +446,7 @@ def _hint(exc: psycopg.Error, *, migrating: bool = False) -> str:
 
 
 class PostgresStore(PostgresRecords, PostgresRetrieval, PostgresRuntime, PostgresAssembly,
-                    Store):
+                    PostgresHorizon, Store):
     """A :class:`Store` in a PostgreSQL database (``postgresql://user@host:port/dbname``).
 
     ``min_size``/``max_size`` bound the connection pool (one connection per concurrent
@@ -471,6 +473,7 @@ class PostgresStore(PostgresRecords, PostgresRetrieval, PostgresRuntime, Postgre
         self._dates: dict[_dt.datetime, Instant] = {}  # instants read by lookups, shared
         self._times: dict[_dt.datetime, Instant] = {}
         self._cursors: dict[Connection, Cursor] = {}  # a binary cursor per pooled connection
+        self._answered_seen = -(1 << 63)  # the answered horizon this store has seen (micros)
         try:
             options = conninfo_to_dict(url)
         except psycopg.ProgrammingError as exc:

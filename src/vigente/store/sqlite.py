@@ -21,6 +21,7 @@ from vigente.kernel.values import Scope
 from vigente.kernel.versions import PrecedenceRule, Version, build_version
 from vigente.store.base import Store, Write
 from vigente.store.sqlite_assembly import ASSEMBLY_MIGRATIONS, SQLiteAssembly
+from vigente.store.sqlite_horizon import HORIZON_MIGRATIONS, SQLiteHorizon
 from vigente.store.sqlite_records import RECORD_MIGRATIONS, SQLiteRecords
 from vigente.store.sqlite_retrieval import (
     FIELD_MIGRATIONS,
@@ -111,6 +112,7 @@ MIGRATIONS += [
 MIGRATIONS += RUNTIME_MIGRATIONS  # the runtime graph (keep new migrations after this line)
 MIGRATIONS += FIELD_MIGRATIONS  # retrieval: titles and references of documents as fields
 MIGRATIONS += ASSEMBLY_MIGRATIONS  # recorded context assemblies (vigente.assemble)
+MIGRATIONS += HORIZON_MIGRATIONS  # the answered knowledge horizon and recorded backfills
 
 # Per connection: a larger page cache, and reads through a memory map (no system call per page).
 CONNECTION_PRAGMAS = ("PRAGMA cache_size = -65536", "PRAGMA mmap_size = 1073741824")
@@ -307,7 +309,8 @@ class _Rows:
         return result
 
 
-class SQLiteStore(SQLiteRecords, SQLiteRetrieval, SQLiteRuntime, SQLiteAssembly, Store):
+class SQLiteStore(SQLiteRecords, SQLiteRetrieval, SQLiteRuntime, SQLiteAssembly, SQLiteHorizon,
+                  Store):
     """A :class:`Store` in one SQLite file (or ``":memory:"``)."""
 
     def __init__(self, path: str | Path = ":memory:", *, timeout: float = 30.0) -> None:
@@ -338,6 +341,7 @@ class SQLiteStore(SQLiteRecords, SQLiteRetrieval, SQLiteRuntime, SQLiteAssembly,
             # transaction (committed: a subject row is never changed or deleted), so that a
             # lookup needs no search of the subjects index. Unknown subjects are not kept.
             self._read_subjects: dict[tuple[str, str], int] = {}
+            self._answered_seen = -(1 << 63)  # the answered horizon this store has seen (micros)
             self._migrate()
         except sqlite3.DatabaseError as exc:
             raise StoreError(

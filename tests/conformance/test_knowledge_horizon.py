@@ -1,0 +1,231 @@
+"""The knowledge axis only moves forward: an answer once given never changes (DESIGN.md
+invariant 2; docs/guarantees.md). On every backend: the issue's four reproductions, and a property
+test over arbitrary interleavings of writes, precedence rules and questions."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from vigente import HistoryRewriteError, Vigente
+from vigente.errors import AnsweredHistoryError
+from vigente.evidence.documents import NewVersion
+
+NOW = "2026-12-01"  # a pinned clock after every date below
+
+
+@pytest.fixture
+def fresh(request: pytest.FixtureRequest, store_url: str) -> Iterator[Callable[[], Vigente]]:
+    """Opens a new, empty store on the test's backend at each call (for hypothesis examples)."""
+    opened: list[Vigente] = []
+
+    def open_fresh() -> Vigente:
+        if store_url.startswith("postgresql"):
+            server = request.getfixturevalue("postgres_server")
+            name = f"h_{uuid.uuid4().hex}"
+            with psycopg.connect(server.get_uri(), autocommit=True) as conn:
+                conn.execute(f'CREATE DATABASE "{name}"')  # a generated name, never input
+            vg = Vigente.open(server.get_uri(name))
+        else:
+            vg = Vigente.open(":memory:")
+        opened.append(vg)
+        return vg
+
+    yield open_fresh
+    for vg in opened:
+        vg.close()
+
+
+def ask(vg: Vigente, lineage: str = "lim", **kw: Any) -> dict[str, Any]:
+    e = vg.evidence(lineage, **kw)
+    d = e.as_dict()
+    d.pop("decision_id", None)
+    d.pop("now")  # when it was asked: the one field that may differ
+    return d
+
+
+# -- the issue's reproductions ------------------------------------------------------------
+
+
+def test_a_back_dated_source_cannot_rewrite_an_answer_given(vg: Vigente) -> None:
+    vg.record("lim", 80, valid_from="2026-09-01", known_at="2026-09-03", source="policy")
+    before = ask(vg, valid_at="2026-09-10", known_at="2026-09-10")
+    assert before["status"] == "supported" and before["values"] == [80]
+    with pytest.raises(AnsweredHistoryError) as refused:
+        vg.record("lim", 90, valid_from="2026-09-01", known_at="2026-09-04", source="mirror")
+    message = str(refused.value)
+    assert "2026-09-10" in message and "after" in message and "--backfill" in message
+    assert ask(vg, valid_at="2026-09-10", known_at="2026-09-10") == before
+    assert [v.source for v in vg.history("lim")] == ["policy"]  # nothing half-written
+    # learned late, recorded as known from after the horizon: accepted, the old answer stays
+    vg.record("lim", 90, valid_from="2026-09-01", known_at="2026-09-11", source="mirror")
+    assert ask(vg, valid_at="2026-09-10", known_at="2026-09-10") == before
+    assert ask(vg, valid_at="2026-09-10", known_at="2026-09-11")["status"] == "conflict"
+
+
+def test_a_back_dated_precedence_rule_cannot_rewrite_an_answer_given(vg: Vigente) -> None:
+    vg.record("lim", 80, valid_from="2026-09-01", known_at="2026-09-03", source="policy")
+    vg.record("lim", 90, valid_from="2026-09-01", known_at="2026-09-03", source="mirror")
+    before = ask(vg, valid_at="2026-09-10", known_at="2026-09-10")
+    assert before["status"] == "conflict"
+    with pytest.raises(HistoryRewriteError, match="2026-09-10"):
+        vg.set_precedence(["policy", "mirror"], known_at="2026-09-01")
+    assert ask(vg, valid_at="2026-09-10", known_at="2026-09-10") == before
+
+
+def test_a_rule_decides_only_between_the_sources_it_names(vg: Vigente) -> None:
+    for value, source in ((80, "policy"), (90, "mirror"), (70, "third")):
+        vg.record("lim", value, valid_from="2026-09-01", known_at="2026-09-03", source=source)
+    vg.set_precedence(["policy", "mirror"], known_at="2026-09-05", now=NOW)
+    e = vg.evidence("lim", valid_at="2026-09-10", known_at="2026-09-10", now=NOW)
+    assert e.status.value == "conflict"
+    assert sorted(e.values) == [70, 80]  # type: ignore[type-var]
+    assert e.precedence is not None
+    assert [v.source for v in e.precedence.overruled] == ["mirror"]
+    # with only the named sources in conflict, the rule settles it
+    vg.retract("lim", valid_from="2026-09-01", known_at="2026-09-12", source="third", now=NOW)
+    e = vg.evidence("lim", valid_at="2026-09-10", known_at="2026-09-12", now=NOW)
+    assert e.status.value == "supported" and e.values == (80,)
+
+
+def test_an_answer_as_known_at_k_shows_nothing_learned_after_k(vg: Vigente) -> None:
+    vg.record("x", 50, valid_from="2026-01-01", known_at="2026-01-05", source="s")
+    asked_then = ask(vg, "x", valid_at="2026-04-01", known_at="2026-02-01", now="2026-02-01")
+    vg.record("x", 80, valid_from="2026-03-01", known_at="2026-03-10", source="s")
+    asked_later = ask(vg, "x", valid_at="2026-04-01", known_at="2026-02-01", now=NOW)
+    for d in (asked_then, asked_later):
+        assert [r["known_to"] for r in d["admitted"]] == [None]
+        assert d["excluded"] == []
+    keys = ("status", "values", "admitted", "excluded")  # the statement words "now"
+    assert {k: asked_later[k] for k in keys} == {k: asked_then[k] for k in keys}
+
+
+def test_a_document_version_published_behind_the_horizon_is_refused(vg: Vigente) -> None:
+    vg.documents.add(NewVersion(lineage_id="circ", text="First.", reference="C 1/2026",
+                                valid_from="2026-02-01", published="2026-01-20"))
+    before = vg.documents.evidence("circ", valid_at="2026-03-01", known_at="2026-03-01").as_dict()
+    with pytest.raises(AnsweredHistoryError, match="2026-03-01"):
+        vg.documents.add(NewVersion(lineage_id="circ", text="Second.", reference="C 2/2026",
+                                    valid_from="2026-02-15", published="2026-02-10",
+                                    relation="supersedes", predecessor="C 1/2026"))
+    after = vg.documents.evidence("circ", valid_at="2026-03-01", known_at="2026-03-01").as_dict()
+    before.pop("decision_id"), after.pop("decision_id")
+    before.pop("now"), after.pop("now")
+    assert after == before
+
+
+def test_a_pinned_present_is_not_fixed_but_a_past_moment_is(vg: Vigente) -> None:
+    """With a pinned clock the answer as known at the pinned moment is the current one (the
+    pinned clock never leaves it); a knowledge time before it is fixed at once."""
+    vg.record("lim", 80, valid_from="2026-09-01", known_at="2026-09-03", source="policy")
+    ask(vg, valid_at="2026-09-29", known_at="2026-09-29", now="2026-09-29")
+    assert vg.answered_horizon() is None
+    vg.record("lim", 90, valid_from="2026-09-01", known_at="2026-09-25", source="mirror")
+    ask(vg, valid_at="2026-09-02", known_at="2026-09-20", now="2026-09-29")
+    assert str(vg.answered_horizon()) == "2026-09-20"
+    with pytest.raises(AnsweredHistoryError):
+        vg.record("lim", 70, valid_from="2026-09-01", known_at="2026-09-20", source="third")
+
+
+def test_a_backfill_is_explicit_and_recorded(vg: Vigente) -> None:
+    vg.record("lim", 80, valid_from="2026-09-01", known_at="2026-09-03", source="policy")
+    ask(vg, valid_at="2026-09-10", known_at="2026-09-10")
+    line = ('{"op": "record", "lineage": "lim", "value": 90, "source": "mirror", '
+            '"valid_from": "2026-09-01", "known_at": "2026-09-04"}')
+    with pytest.raises(AnsweredHistoryError, match="line 1"):
+        vg.import_lines([line])
+    assert vg.backfills() == []
+    report = vg.import_lines([line], backfill="mirror's archive, found in the 2026 audit")
+    assert report.applied == 1
+    (backfill,) = vg.backfills()
+    assert backfill.kind == "import" and backfill.statements == 1
+    assert backfill.as_dict()["behind_horizon"] is True
+    assert str(backfill.earliest) == "2026-09-04" and str(backfill.horizon) == "2026-09-10"
+    assert backfill.reason == "mirror's archive, found in the 2026 audit"
+
+
+# -- the general guarantee, over arbitrary interleavings ------------------------------------
+
+DAY0 = dt.date(2026, 1, 1)
+LINEAGES = ("a", "b")
+SOURCES = ("p", "q", "r")
+
+
+def day(n: int) -> str:
+    return (DAY0 + dt.timedelta(days=n)).isoformat()
+
+
+@dataclass(frozen=True)
+class Op:
+    kind: str  # record, retract, precedence, ask
+    lineage: str
+    source: str
+    value: int
+    start: int
+    end: int | None
+    known: int
+    pinned: bool  # asks: a pinned clock (NOW) or the real one
+    order: tuple[str, ...] = ()
+
+
+ops = st.builds(
+    Op,
+    kind=st.sampled_from(["record", "record", "retract", "precedence", "ask", "ask", "ask"]),
+    lineage=st.sampled_from(LINEAGES),
+    source=st.sampled_from(SOURCES),
+    value=st.integers(0, 2),
+    start=st.integers(0, 20),
+    end=st.one_of(st.none(), st.integers(21, 30)),
+    known=st.integers(0, 30),
+    pinned=st.booleans(),
+    order=st.permutations(SOURCES).map(lambda s: tuple(s[:2])),
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(st.lists(ops, min_size=1, max_size=14))
+def test_no_write_changes_an_answer_once_given(fresh: Callable[[], Vigente], steps: list[Op]
+                                               ) -> None:
+    """Whatever writes are attempted, in whatever order and with whatever knowledge dates, every
+    answer given before is given again identically; a refused write leaves the store as it was."""
+    vg = fresh()
+    given_answers: dict[tuple[str, int, int, bool], dict[str, Any]] = {}
+    accepted = 0
+    for op in steps:
+        if op.kind == "ask":
+            key = (op.lineage, op.start, op.known, op.pinned)
+            answer = ask(vg, op.lineage, valid_at=day(op.start), known_at=day(op.known),
+                         **({"now": NOW} if op.pinned else {}))
+            if not op.pinned:
+                answer.pop("interpretation"), answer.pop("statement")  # words "now"
+            given_answers.setdefault(key, answer)
+        else:
+            history = {lineage: vg.history(lineage) for lineage in LINEAGES}
+            try:
+                if op.kind == "precedence":
+                    vg.set_precedence(op.order, known_at=day(op.known), now=NOW)
+                elif op.kind == "record":
+                    vg.record(op.lineage, op.value, valid_from=day(op.start),
+                              valid_to=None if op.end is None else day(op.end),
+                              known_at=day(op.known), source=op.source, now=NOW)
+                else:
+                    vg.retract(op.lineage, valid_from=day(op.start), known_at=day(op.known),
+                               source=op.source, now=NOW)
+                accepted += 1
+            except HistoryRewriteError:
+                assert {lineage: vg.history(lineage) for lineage in LINEAGES} == history
+        for (lineage, t, k, pinned), before in given_answers.items():
+            again = ask(vg, lineage, valid_at=day(t), known_at=day(k),
+                        **({"now": NOW} if pinned else {}))
+            if not pinned:
+                again.pop("interpretation"), again.pop("statement")
+            assert again == before, (lineage, t, k, pinned)
