@@ -3,6 +3,7 @@ file per tenant) and PostgreSQL (one schema per tenant)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 from collections.abc import Iterator
@@ -66,6 +67,11 @@ def _error(response: httpx.Response, status: int, code: str) -> str:
     message: str = body["error"]["message"]
     assert message
     return message
+
+
+def _now() -> str:
+    """This moment as an RFC 3339 timestamp: a knowledge time after every answer given."""
+    return dt.datetime.now(dt.UTC).isoformat()
 
 
 def _record(lineage: str, value: Any, **fields: Any) -> dict[str, Any]:
@@ -263,7 +269,9 @@ def test_every_endpoint_of_one_tenant(service: Service) -> None:
     rule = c.post(
         "/v1/precedence",
         headers=key,
-        json={"sources": ["policy", "mirror"], "known_at": "2026-09-28", "now": NOW},
+        # dated now: this tenant has answered questions as known now, so an earlier date would
+        # rewrite them (test_a_back_dated_write_after_an_answer_is_a_409)
+        json={"sources": ["policy", "mirror"], "known_at": _now()},
     )
     assert rule.status_code == 201 and rule.json()["sources"] == ["policy", "mirror"]
 
@@ -344,13 +352,12 @@ def test_tenant_a_cannot_read_search_or_change_tenant_b(service: Service) -> Non
                     "lineage": "svc/upload-limit-mb",
                     "source": "policy",
                     "valid_from": "2026-09-01",
-                    "known_at": "2026-09-30",
+                    "known_at": _now(),  # after the answers beta was given
                 }
             ],
-            "now": NOW,
         },
     )
-    assert retract.json()["applied"] == 0
+    assert retract.json()["applied"] == 0, retract.text
     for action in ("reject", "approve"):
         _error(
             c.post(f"/v1/review/{ids['proposal']}/{action}", headers=b, json={}), 404, "not_found"
@@ -580,6 +587,28 @@ def test_history_rewrite_is_a_409(service: Service) -> None:
         },
     )
     assert "publication dates" in _error(conflict, 409, "history_rewrite")
+
+
+def test_a_back_dated_write_after_an_answer_is_a_409(service: Service) -> None:
+    """The knowledge horizon over HTTP: an answer as known on 2026-09-10, then a statement and
+    a precedence rule dated before it, are refused with the one error shape; the answer stays."""
+    c = service.client
+    key = service.tenant("acme")
+    wrote = c.post("/v1/statements", headers=key, json={"statements": [_record("lim", 80)]})
+    assert wrote.status_code == 200, wrote.text
+    question = {"lineage": "lim", "valid_at": "2026-09-10", "known_at": "2026-09-10"}
+    before = c.post("/v1/ask", headers=key, json=question).json()
+    assert (before["status"], before["values"]) == ("supported", [80])
+    late = _record("lim", 90, source="mirror", known_at="2026-09-04")
+    refused = c.post("/v1/statements", headers=key, json={"statements": [late]})
+    message = _error(refused, 409, "history_rewrite")
+    assert "2026-09-10" in message and "line 1" in message
+    rule = c.post("/v1/precedence", headers=key,
+                  json={"sources": ["policy", "mirror"], "known_at": "2026-09-01"})
+    assert "2026-09-10" in _error(rule, 409, "history_rewrite")
+    after = c.post("/v1/ask", headers=key, json=question).json()
+    assert (after["status"], after["values"], after["admitted"]) == (
+        before["status"], before["values"], before["admitted"])
 
 
 def test_request_size_limit_and_rate_limit(tmp_path: Path) -> None:

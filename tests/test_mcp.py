@@ -3,6 +3,7 @@ over streamable HTTP (mounted by the HTTP API on a real uvicorn server, with ten
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import sys
 from collections.abc import Awaitable, Callable
@@ -110,16 +111,18 @@ async def _exercise_tools(client: Client) -> None:
     assert ask.structured_content["status"] == "supported"
     assert ask.structured_content["values"] == [80]
 
-    wrote = await client.call_tool(
-        "record_fact",
-        {
-            "lineage": "svc/upload-limit-mb",
-            "value": 100,
-            "valid_from": "2026-10-01",
-            "known_at": "2026-09-25",
-            "source": "policy",
-        },
-    )
+    fact = {
+        "lineage": "svc/upload-limit-mb",
+        "value": 100,
+        "valid_from": "2026-10-01",
+        "known_at": "2026-09-25",
+        "source": "policy",
+    }
+    # the answer above was as known now: a fact dated before it would rewrite it
+    behind = await client.call_tool("record_fact", fact)
+    assert behind.is_error and "already answered questions as known on" in tool_text(behind)
+    now = dt.datetime.now(dt.UTC).isoformat()
+    wrote = await client.call_tool("record_fact", {**fact, "known_at": now})
     assert not wrote.is_error and wrote.structured_content["changed"] is True
     later = await client.call_tool(
         "ask_evidence", {"lineage": "svc/upload-limit-mb", "valid_at": "2026-10-05"}

@@ -80,7 +80,7 @@ class _ImportLine(BaseModel):
     source: str
     valid_from: str
     valid_to: str | None = None
-    known_at: str
+    known_at: str | None = None  # absent: learned now (dated by the store as it writes)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -218,11 +218,12 @@ class Vigente:
         *,
         valid_from: TimeLike,
         valid_to: TimeLike | None,
-        known_at: TimeLike,
+        known_at: TimeLike | None,
         source: str,
         scope: ScopeLike,
         now: TimeLike | None = None,
     ) -> Write:
+        stamped = known_at is None and now is None  # known now: the store dates it as it writes
         write = Write(
             op=op,
             lineage=check_name("lineage", lineage),
@@ -231,7 +232,9 @@ class Vigente:
             value_json=value_json,
             valid_from=self.instant(valid_from),
             valid_to=None if valid_to is None else self.instant(valid_to),
-            known_at=self.instant(known_at),
+            known_at=(current_instant() if now is None else self.instant(now))
+            if known_at is None else self.instant(known_at),
+            stamped=stamped,
         )
         if write.valid_to is not None and write.valid_to <= write.valid_from:
             raise InvalidInterval(
@@ -273,13 +276,15 @@ class Vigente:
         *,
         valid_from: TimeLike,
         valid_to: TimeLike | None = None,
-        known_at: TimeLike,
+        known_at: TimeLike | None = None,
         source: str,
         scope: ScopeLike = None,
         now: TimeLike | None = None,
     ) -> WriteResult:
         """State that ``lineage`` is ``value`` over ``[valid_from, valid_to)``, as learned on
-        ``known_at`` from ``source``. Snapshots it changes are closed, never overwritten."""
+        ``known_at`` from ``source``. Snapshots it changes are closed, never overwritten.
+        ``known_at=None``: learned now, dated by the store as it writes (after every answer
+        already given, so it is never refused for the answered horizon); with ``now``, that."""
         write = self._write(
             "record",
             lineage,
@@ -299,12 +304,13 @@ class Vigente:
         *,
         valid_from: TimeLike,
         valid_to: TimeLike | None = None,
-        known_at: TimeLike,
+        known_at: TimeLike | None = None,
         source: str,
         scope: ScopeLike = None,
         now: TimeLike | None = None,
     ) -> WriteResult:
-        """State that ``source`` no longer asserts any value over ``[valid_from, valid_to)``."""
+        """State that ``source`` no longer asserts any value over ``[valid_from, valid_to)``
+        (``known_at=None``: learned now, as in :meth:`record`)."""
         write = self._write(
             "retract",
             lineage,

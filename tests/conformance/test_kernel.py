@@ -102,10 +102,14 @@ def test_exclusions_carry_reasons_and_successors(seeded: Vigente) -> None:
     assert future.version.value == 100 and future.successor_id is None
 
 
-def test_not_yet_known_is_the_reason_for_a_late_learned_version(seeded: Vigente) -> None:
+def test_a_version_learned_after_k_is_absent_from_the_answer(seeded: Vigente) -> None:
+    """As known on 2 September the store did not hold 80 (learned on 3 September): the answer
+    neither admits nor excludes it, and the 50 it admits is still open on the knowledge axis."""
     e = seeded.evidence(L, valid_at="2026-09-02", known_at="2026-09-02", now=NOW)
-    late = [x for x in e.excluded if x.reason is ExclusionReason.NOT_YET_KNOWN]
-    assert {x.version.value for x in late} == {80}
+    assert e.values == (50,)
+    assert all(x.reason is not ExclusionReason.NOT_YET_KNOWN for x in e.excluded)
+    assert 80 not in {x.version.value for x in e.excluded}
+    assert [v.known_to for v in e.admitted] == [None]
 
 
 def test_scopes_never_conflict_and_report_out_of_scope(vg: Vigente) -> None:
@@ -179,8 +183,7 @@ def test_exclusions_are_the_neighbours_on_both_axes_for_every_source(vg: Vigente
         10: (ExclusionReason.NO_LONGER_VALID, 21),  # same source: its next period
         11: (ExclusionReason.NO_LONGER_VALID, None),  # source b has no later period
         20: (ExclusionReason.NO_LONGER_KNOWN, 21),  # replaced last before k (not older ones)
-        22: (ExclusionReason.NOT_YET_KNOWN, None),  # learned next after k
-    }
+    }  # 22, learned after k, is not in an answer as known at k
     assert exclusions("2026-09-01") == {
         10: (ExclusionReason.NO_LONGER_VALID, 22),
         11: (ExclusionReason.NO_LONGER_VALID, None),

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vigente import HistoryRewriteError, Vigente
+from vigente import parse_instant as parse
 from vigente.errors import AnsweredHistoryError
 from vigente.evidence.documents import NewVersion
 
@@ -71,6 +72,22 @@ def test_a_back_dated_source_cannot_rewrite_an_answer_given(vg: Vigente) -> None
     assert ask(vg, valid_at="2026-09-10", known_at="2026-09-11")["status"] == "conflict"
 
 
+def test_a_write_learned_now_is_dated_after_every_answer_given(vg: Vigente) -> None:
+    """Without a knowledge time a write is learned now, dated by the store inside its own
+    transaction: never behind an answer given as known now, whatever the caller's clock."""
+    vg.record("lim", 80, valid_from="2026-09-01", known_at="2026-09-03", source="policy")
+    before = ask(vg, valid_at="2026-09-10")  # as known now: fixes the horizon at this moment
+    horizon = vg.answered_horizon()
+    assert horizon is not None
+    result = vg.record("lim", 90, valid_from="2026-09-01", source="mirror")
+    (appended,) = result.appended
+    assert appended.known_from > horizon
+    again = ask(vg, valid_at="2026-09-10", known_at=str(horizon))
+    keys = ("status", "values", "admitted", "excluded")  # its wording says "now", then "known on"
+    assert {k: again[k] for k in keys} == {k: before[k] for k in keys}
+    assert ask(vg, valid_at="2026-09-10")["status"] == "conflict"
+
+
 def test_a_back_dated_precedence_rule_cannot_rewrite_an_answer_given(vg: Vigente) -> None:
     vg.record("lim", 80, valid_from="2026-09-01", known_at="2026-09-03", source="policy")
     vg.record("lim", 90, valid_from="2026-09-01", known_at="2026-09-03", source="mirror")
@@ -108,18 +125,33 @@ def test_an_answer_as_known_at_k_shows_nothing_learned_after_k(vg: Vigente) -> N
     assert {k: asked_later[k] for k in keys} == {k: asked_then[k] for k in keys}
 
 
-def test_a_document_version_published_behind_the_horizon_is_refused(vg: Vigente) -> None:
+def test_a_document_version_published_behind_the_horizon_is_learned_now(vg: Vigente) -> None:
+    """A version published before an answer already given is known from its recording (its
+    publication date kept): the earlier answer stays, later answers see it. On a pinned clock
+    behind the horizon it is refused."""
     vg.documents.add(NewVersion(lineage_id="circ", text="First.", reference="C 1/2026",
                                 valid_from="2026-02-01", published="2026-01-20"))
-    before = vg.documents.evidence("circ", valid_at="2026-03-01", known_at="2026-03-01").as_dict()
+
+    def in_force(**kw: Any) -> dict[str, Any]:
+        d = vg.documents.evidence("circ", valid_at="2026-03-01", **kw).as_dict()
+        d.pop("decision_id"), d.pop("now")
+        return d
+
+    before = in_force(known_at="2026-03-01")
+    second = NewVersion(lineage_id="circ", text="Second.", reference="C 2/2026",
+                        valid_from="2026-02-15", published="2026-02-10",
+                        relation="supersedes", predecessor="C 1/2026")
     with pytest.raises(AnsweredHistoryError, match="2026-03-01"):
-        vg.documents.add(NewVersion(lineage_id="circ", text="Second.", reference="C 2/2026",
-                                    valid_from="2026-02-15", published="2026-02-10",
-                                    relation="supersedes", predecessor="C 1/2026"))
-    after = vg.documents.evidence("circ", valid_at="2026-03-01", known_at="2026-03-01").as_dict()
-    before.pop("decision_id"), after.pop("decision_id")
-    before.pop("now"), after.pop("now")
-    assert after == before
+        vg.documents.add(second, now="2026-02-20")
+    added = vg.documents.add(second)
+    assert str(added.published) == "2026-02-10"
+    assert added.learned is not None and added.learned > parse("2026-03-01")
+    assert added.as_dict()["learned"] == added.learned.isoformat()
+    assert vg.documents.get(added.version_id) == added
+    assert in_force(known_at="2026-03-01") == before
+    now = in_force()
+    assert [r["reference"] for r in now["admitted"]] == ["C 2/2026"]
+    assert vg.documents.add(second) == added  # added again: the same version, as stored
 
 
 def test_a_pinned_present_is_not_fixed_but_a_past_moment_is(vg: Vigente) -> None:

@@ -187,7 +187,8 @@ class _Client:
                             "value": value,
                             "source": "load",
                             "valid_from": "2026-01-01",
-                            "known_at": _now(),
+                            # learned now, dated by the store: a client's clock may lag an
+                            # answer another client was given as known now
                         }
                     ]
                 },

@@ -63,6 +63,7 @@ SECTIONS: dict[str, tuple[tuple[str, str], ...]] = {
         ("history", "LINEAGE: every snapshot on both time axes"),
         ("lineages", "what the database holds"),
         ("precedence", "SOURCES…: a dated precedence of sources (resolves conflicts)"),
+        ("backfills", "the answered horizon and the recorded backfills"),
         ("demo", "the seed article's example, computed and checked"),
     ),
     "Documents (lineages of versions)": (

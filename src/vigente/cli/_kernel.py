@@ -41,7 +41,9 @@ def statement_options(func: F) -> F:
                      help="Start of validity (included)."),
         click.option("--valid-to", metavar="DATE",
                      help="End of validity (excluded); omit if open."),
-        click.option("--known-at", required=True, metavar="DATE", help="When this was learned."),
+        click.option("--known-at", metavar="DATE",
+                     help="When this was learned (default: now, dated by the store as it "
+                          "writes, after every answer already given)."),
         click.option("--source", required=True, help="Who states it (a document, a connector …)."),
         click.option("--now", metavar="DATE", help="Treat this date as today (for replays)."),
         scope_option,

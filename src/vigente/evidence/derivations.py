@@ -128,7 +128,7 @@ class Derivations:
             for source in record.sources:
                 if source.kind == "document":
                     for s in successors.get(source.id, []):
-                        if s.published > record.known_at:
+                        if s.known_from > record.known_at:
                             found.append(
                                 f"document {source.id} was {_PAST[s.relation.value]} by "
                                 f"{s.label} ({s.version_id}), published {s.published}"

@@ -37,6 +37,7 @@ from vigente.evidence.records import (
     parse_relation,
 )
 from vigente.jsonl import json_objects
+from vigente.kernel.horizon import check_after_horizon
 from vigente.kernel.ledger import StatementRefused, apply_writes
 from vigente.kernel.values import Scope, check_name
 from vigente.store.base import Write
@@ -176,9 +177,27 @@ class Documents:
         one again when exactly this version was added before)."""
         with self._store.transaction():
             version, predecessor = self._prepare(new, now)
+            version = self._learned_now(version, now)
             if self.store_version(version):
                 self._apply_relation(version, predecessor)
+            elif version.learned is not None:  # added before: as it was stored
+                (version,) = self._store.document_versions_by_id([version.version_id])
         return version
+
+    def _learned_now(self, version: DocumentVersion, now: TimeLike | None) -> DocumentVersion:
+        """A version published at or before the answered horizon is recorded as learned now:
+        known from this moment, so that the answers already given stay as they were (the
+        publication date is kept, and cited). Refused when "now" is itself behind the horizon
+        (a replay's pinned clock)."""
+        horizon = self._store.answered_horizon()
+        if horizon is None or horizon < version.published:
+            return version
+        if now is None:  # this moment, after every answer given (none can be fixed meanwhile)
+            learned = max(current_instant(), Instant(horizon.micros + 1))
+        else:
+            learned = self._vg.instant(now)
+            check_after_horizon(self._store, learned, f"version {version.label!r}")
+        return replace(version, learned=learned)
 
     def import_lines(self, lines: Sequence[bytes | str], *, now: TimeLike | None = None
                      ) -> list[DocumentVersion]:
@@ -286,7 +305,7 @@ class Documents:
             Relation.SUPERSEDES, Relation.AMENDS, Relation.REVOKES
         ):
             for member in self._family(predecessor):
-                self.withdraw(member, version.valid_from, version.published)
+                self.withdraw(member, version.valid_from, version.known_from)
         if predecessor is not None and relation is Relation.CORRECTS:
             # The corrigendum takes over exactly the periods the corrected text still claims.
             periods = [
@@ -295,11 +314,11 @@ class Documents:
                     predecessor.lineage_id, predecessor.scope, predecessor.version_id
                 )
             ]
-            self.withdraw(predecessor, predecessor.valid_from, version.published)
+            self.withdraw(predecessor, predecessor.valid_from, version.known_from)
             for start, end in periods or [(version.valid_from, version.valid_to)]:
-                self.claim(version, start, end, version.published)
+                self.claim(version, start, end, version.known_from)
             return
-        self.claim(version, version.valid_from, version.valid_to, version.published)
+        self.claim(version, version.valid_from, version.valid_to, version.known_from)
 
     def _family(self, version: DocumentVersion) -> list[DocumentVersion]:
         """The version and everything that stands or falls with it: its corrigenda and
@@ -332,7 +351,8 @@ class Documents:
         for version in versions:
             existing = held.get(version.version_id)
             if existing is not None:
-                if existing != version:
+                # the same version, whenever it was learned
+                if replace(existing, learned=None) != replace(version, learned=None):
                     raise InvalidInput(
                         f"version {version.version_id} already exists with different fields"
                     )
@@ -456,6 +476,6 @@ def successors_known_at(
     result: dict[str, DocumentVersion] = {}
     for v in sorted(versions, key=lambda v: (v.valid_from, v.published, v.version_id)):
         if v.predecessor_id and v.relation is not None and v.relation.closes_predecessor \
-                and v.published <= k:
+                and v.known_from <= k:
             result.setdefault(v.predecessor_id, v)
     return result

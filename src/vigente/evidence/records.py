@@ -49,6 +49,16 @@ class DocumentVersion:
     valid_to: Instant | None
     relation: Relation | None
     predecessor_id: str | None
+    #: When the store learned the version, when that is after ``published``: a version recorded
+    #: behind the answered horizon (vigente.kernel.horizon) is known from its recording, so that
+    #: no answer already given changes. ``None``: known from its publication.
+    learned: Instant | None = None
+
+    @property
+    def known_from(self) -> Instant:
+        """Where the version starts on the knowledge axis: its publication, or its recording
+        when that came after an answer as known later than the publication."""
+        return self.published if self.learned is None else self.learned
 
     @property
     def role(self) -> str:
@@ -86,6 +96,8 @@ class DocumentVersion:
             "relation": None if self.relation is None else self.relation.value,
             "predecessor_id": self.predecessor_id,
         }
+        if self.learned is not None:
+            result["learned"] = self.learned.isoformat()
         if with_text:
             result["text"] = self.text
         return result

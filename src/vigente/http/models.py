@@ -295,7 +295,11 @@ class StatementIn(_In):
     source: Name
     valid_from: Date
     valid_to: Date | None = None
-    known_at: Date
+    known_at: Date | None = Field(
+        default=None,
+        description="when this was learned; absent: now, dated by the store as it writes "
+        "(after every answer already given)",
+    )
 
 
 class StatementsIn(_In):

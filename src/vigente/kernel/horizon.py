@@ -79,8 +79,9 @@ def check_after_horizon(store: Store, earliest: Instant, what: str) -> Instant |
             f"{what} is dated {earliest} on the knowledge axis, but this store has already "
             f"answered questions as known on {horizon}, and the write would change those "
             f"answers. The earliest knowledge time it may take is just after {horizon}: record "
-            "what was learned late as a correction known from the moment you learned it (e.g. "
-            "now); the earlier answer stays as it was. A deliberate backfill of history is "
+            "what was learned late as a correction known from the moment you learned it (omit "
+            "--known-at / known_at: learned now); the earlier answer stays as it was. A "
+            "deliberate backfill of history is "
             "`vigente import FILE --backfill REASON`, recorded for audits",
             horizon,
         )

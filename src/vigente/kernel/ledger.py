@@ -24,7 +24,7 @@ from vigente.kernel.horizon import check_after_horizon
 from vigente.kernel.values import Scope
 from vigente.kernel.versions import PrecedenceRule, Version
 from vigente.store.base import Store, Timeline, Write
-from vigente.time import Instant, Interval
+from vigente.time import Instant, Interval, current_instant
 
 __all__ = ["StatementRefused", "WriteResult", "apply_write", "apply_writes", "set_precedence"]
 
@@ -118,12 +118,24 @@ def apply_writes(
         # other instead of deadlocking.
         timelines = {Timeline(w.lineage, w.scope, w.source) for w in writes}
         store.lock_timelines(sorted(timelines, key=Timeline.order))
+        if any(w.stamped for w in writes):
+            writes = _stamp(store, writes)
         if writes and not backfill:
             _check_horizon(store, writes)
         size = store.write_round
         for start in range(0, len(writes), size):
             keep(_apply_round(store, writes[start : start + size], start))
     return results
+
+
+def _stamp(store: Store, writes: Sequence[Write]) -> list[Write]:
+    """The statements known "now" dated at this moment, inside the transaction: after every
+    answer given (no answer can be fixed from here until the transaction ends)."""
+    at = current_instant()
+    horizon = store.answered_horizon()
+    if horizon is not None and at <= horizon:
+        at = Instant(horizon.micros + 1)
+    return [replace(w, known_at=at) if w.stamped else w for w in writes]
 
 
 def _check_horizon(store: Store, writes: Sequence[Write]) -> None:

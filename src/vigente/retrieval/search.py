@@ -40,7 +40,7 @@ from vigente.retrieval.records import (
 )
 from vigente.retrieval.results import IndexReport, SearchResult
 from vigente.retrieval.text import chunk_text, field_terms, field_text, fold, query_terms
-from vigente.time import Instant, TimeLike, today
+from vigente.time import Instant, TimeLike, current_instant
 
 if TYPE_CHECKING:
     from vigente.api import Vigente
@@ -447,7 +447,7 @@ class Retrieval:
             )
         else:
             t = vg.instant(valid_at)
-        current = today() if now is None else vg.instant(now)
+        current = current_instant() if now is None else vg.instant(now)
         k_at = current if known_at is None else vg.instant(known_at)
         vg.check_knowledge_date(k_at, current)
         vg.fix_answer(k_at, current, pinned=now is not None)

@@ -53,6 +53,9 @@ class Write:
     valid_from: Instant
     valid_to: Instant | None
     known_at: Instant
+    #: The caller gave no knowledge time: "known now", stamped again by the store inside the
+    #: write's transaction, after every answer already given (vigente.kernel.horizon).
+    stamped: bool = False
 
 
 class Timeline(NamedTuple):

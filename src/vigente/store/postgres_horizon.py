@@ -36,6 +36,8 @@ HORIZON_MIGRATIONS: list[list[str]] = [
             horizon     bigint,
             date_flags  smallint NOT NULL
         )""",
+        # when a document version recorded behind the horizon was learned (microseconds)
+        "ALTER TABLE document_versions ADD COLUMN learned bigint",
     ],
 ]
 

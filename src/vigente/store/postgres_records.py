@@ -112,11 +112,12 @@ SELECT_DECISION = """SELECT decision_id, kind, subject, recorded_at, payload FRO
 SELECT_DECISIONS = """SELECT decision_id, kind, subject, recorded_at, payload FROM decisions
     ORDER BY recorded_at DESC, seq DESC LIMIT %s"""
 _DOC_COLUMNS = """version_id, lineage_id, scope_key, external_id, reference, title, text,
-    source_url, published, lower(valid), upper(valid), relation, predecessor_id, date_flags"""
+    source_url, published, lower(valid), upper(valid), relation, predecessor_id, date_flags,
+    learned"""
 INSERT_DOCUMENT = """INSERT INTO document_versions (version_id, lineage_id, scope_key,
     external_id, reference, title, text, source_url, published, valid, relation,
-    predecessor_id, date_flags) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s,
-    tstzrange(%s::timestamptz, %s::timestamptz, '[)'), %s, %s, %s)"""
+    predecessor_id, date_flags, learned) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s,
+    tstzrange(%s::timestamptz, %s::timestamptz, '[)'), %s, %s, %s, %s)"""
 SELECT_DOCUMENTS_BY_ID = f"""SELECT {_DOC_COLUMNS} FROM document_versions
     WHERE version_id = ANY(%s) ORDER BY seq"""
 SELECT_DOCUMENTS = f"""SELECT {_DOC_COLUMNS} FROM document_versions
@@ -194,6 +195,7 @@ class PostgresRecords:
             _ts(version.published), _ts(version.valid_from), _ts(version.valid_to),
             None if version.relation is None else version.relation.value,
             version.predecessor_id, flags,
+            None if version.learned is None else version.learned.micros,
         ))
 
     def document_versions_by_id(self, version_ids: Sequence[str]) -> list[DocumentVersion]:

@@ -28,7 +28,7 @@ __all__ = [
     "document_from_row",
 ]
 
-_PUBLISHED, _VALID_FROM, _VALID_TO = 1, 2, 4
+_PUBLISHED, _VALID_FROM, _VALID_TO, _LEARNED = 1, 2, 4, 8
 VALID_AT, KNOWN_AT = 1, 2
 
 
@@ -37,6 +37,7 @@ def document_flags(version: DocumentVersion) -> int:
         (_PUBLISHED if version.published.is_date else 0)
         | (_VALID_FROM if version.valid_from.is_date else 0)
         | (_VALID_TO if version.valid_to is not None and version.valid_to.is_date else 0)
+        | (_LEARNED if version.learned is not None and version.learned.is_date else 0)
     )
 
 
@@ -53,7 +54,7 @@ def document_from_row(
 ) -> DocumentVersion:
     """A document-version row (columns in the backends' ``_DOC_COLUMNS`` order)."""
     (vid, lineage, scope_key, external_id, reference, title, text, url, published, vf, vt,
-     relation, predecessor, flags) = row
+     relation, predecessor, flags, learned) = row
     return DocumentVersion(
         version_id=vid,
         lineage_id=lineage,
@@ -68,6 +69,7 @@ def document_from_row(
         valid_to=None if is_open(vt) else instant(vt, bool(flags & _VALID_TO)),
         relation=None if relation is None else parse_relation(relation),
         predecessor_id=predecessor,
+        learned=None if learned is None else Instant(learned, bool(flags & _LEARNED)),
     )
 
 

@@ -33,6 +33,8 @@ HORIZON_MIGRATIONS: list[list[str]] = [
             horizon     INTEGER,
             date_flags  INTEGER NOT NULL
         )""",
+        # when a document version recorded behind the horizon was learned (microseconds)
+        "ALTER TABLE document_versions ADD COLUMN learned INTEGER",
     ],
 ]
 

@@ -110,8 +110,8 @@ SELECT_DECISION = """SELECT decision_id, kind, subject, recorded_at, payload FRO
 SELECT_DECISIONS = """SELECT decision_id, kind, subject, recorded_at, payload FROM decisions
     ORDER BY recorded_at DESC, rowid DESC LIMIT ?"""
 _DOC_COLUMNS = """version_id, lineage_id, scope_key, external_id, reference, title, text,
-    source_url, published, valid_from, valid_to, relation, predecessor_id, date_flags"""
-INSERT_DOCUMENT = f"INSERT INTO document_versions ({_DOC_COLUMNS}) VALUES ({', '.join('?' * 14)})"
+    source_url, published, valid_from, valid_to, relation, predecessor_id, date_flags, learned"""
+INSERT_DOCUMENT = f"INSERT INTO document_versions ({_DOC_COLUMNS}) VALUES ({', '.join('?' * 15)})"
 SELECT_DOCUMENTS = f"SELECT {_DOC_COLUMNS} FROM document_versions"
 INSERT_DERIVATION = """INSERT INTO derivations (derived_id, kind, label, valid_at, known_at,
     created_at, content, date_flags) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"""
@@ -185,6 +185,7 @@ class SQLiteRecords:
                 OPEN_END if version.valid_to is None else version.valid_to.micros,
                 None if version.relation is None else version.relation.value,
                 version.predecessor_id, flags,
+                None if version.learned is None else version.learned.micros,
             ))
 
     def document_versions_by_id(self, version_ids: Sequence[str]) -> list[DocumentVersion]:
