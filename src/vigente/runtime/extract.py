@@ -311,8 +311,8 @@ class _Walk:
         out = []
         for n, item in enumerate(kept):
             value = self.compact(f"{path}[{n}]", item, depth + 1)
-            if value is not _DROP:
-                out.append(value)
+            # a value left out is a null (said in a note): the items after it keep their index
+            out.append(None if value is _DROP else value)
         return out
 
     def table(self, path: str, groups: list[list[Any]], depth: int, grouped: bool) -> Any:
