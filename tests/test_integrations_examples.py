@@ -30,7 +30,9 @@ def test_langchain_agent(tmp_path: Path) -> None:
     out = run("langchain_agent.py", "langchain", tmp_path)
     assert "answer: Reservation ZFA04Y is cancelled." in out
     assert "model call 4: 8 messages" in out
-    assert "omitted memory call_1#memory: superseded" in out  # the cancellation replaced it
+    # the cancellation restates reservation_id only: the flights of the reading stay
+    assert ("included memory call_1#memory as memory (supersession.same_entity:"
+            "reservation_id=ZFA04Y.restated_in_part:by:call_2)") in out
     assert "raw result of call_1 kept: 7077 bytes" in out
 
 

@@ -41,9 +41,10 @@ def test_a_list_of_lists_of_objects_is_one_table_in_groups() -> None:
                                  "groups": [[["A1", "X"], ["B2", "Y"]], [["C3", "Y"]]]}
 
 
-def test_a_field_that_repeats_its_key_is_kept_once() -> None:
+def test_a_field_that_repeats_its_key_is_kept_with_its_key() -> None:
     e = extract({"cards": {"card_7": {"id": "card_7", "last_four": "1907"}}})
-    assert e.facts == {"cards": {"card_7": {"last_four": "1907"}}}
+    assert e.facts == {"cards": {"card_7": {"id": "card_7", "last_four": "1907"}}}
+    assert not e.limit_notes
 
 
 def test_long_lists_keep_their_first_rows_with_a_limit_note() -> None:

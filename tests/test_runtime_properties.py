@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import tempfile
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 
 from vigente import Vigente
 from vigente.runtime import DefaultExtractor, fact_values
+from vigente.runtime.extract import JSONNumber, decodes_to, expand, parse_exact
 
 C = "conv"
 START = _dt.datetime(2026, 10, 1, 8, 0, tzinfo=_dt.UTC)
@@ -137,6 +139,109 @@ def test_a_prefix_read_at_its_knowledge_time_never_changes(
             assert snapshot(vg, k) == before
 
 
+def _number_texts() -> st.SearchStrategy[str]:
+    """JSON number texts, with the ones no float keeps exactly (long digits, 1e400, 10.50,
+    -0) and the non-JSON constants Python's reader accepts (NaN, Infinity)."""
+    return st.one_of(
+        st.integers().map(str),
+        st.floats(allow_nan=False, allow_infinity=False).map(json.dumps),
+        st.from_regex(r"\A-?(0|[1-9][0-9]{0,25})(\.[0-9]{1,25})?([eE][+-]?[0-9]{1,3})?\Z"),
+        st.sampled_from(["NaN", "Infinity", "-Infinity", "1e400", "-0", "10.50",
+                         "3.14159265358979323846"]),
+    )
+
+
+_leaf_texts = (st.just("null") | st.booleans().map(json.dumps) | _number_texts()
+               | st.text(max_size=250).map(lambda t: json.dumps(t, ensure_ascii=False)))
+
+
+def _object(items: dict[str, str]) -> str:
+    pairs = (json.dumps(k, ensure_ascii=False) + ":" + v for k, v in items.items())
+    return "{" + ",".join(pairs) + "}"
+
+
+#: Arbitrary JSON texts: objects with dotted keys (``a.b`` beside ``a: {b}``), lists of objects
+#: sharing some of their keys (tables, ragged or not), deep nesting.
+json_texts = st.recursive(
+    _leaf_texts,
+    lambda children: st.lists(children, max_size=8).map(lambda xs: "[" + ",".join(xs) + "]")
+    | st.dictionaries(st.sampled_from(["a", "b", "a.b", "id", "x_1", "c"]) | st.text(max_size=4),
+                      children, max_size=5).map(_object)
+    | st.lists(st.dictionaries(st.sampled_from(["a", "b", "a.b", "id"]), children, min_size=1,
+                               max_size=3).map(_object), min_size=2, max_size=6
+               ).map(lambda xs: "[" + ",".join(xs) + "]"),
+    max_leaves=120,
+)
+
+
+def _held(fact: Any, held: Any, lossy: bool) -> bool:
+    """Is ``fact`` (a decoded compact form) what ``held`` (the result read exactly) holds at
+    the same path: same keys, same positions, the same value by its JSON text (a number no
+    float keeps: its text); a null for a value left out only in a memory that says so."""
+    if isinstance(fact, dict):
+        return isinstance(held, dict) and all(
+            k in held and _held(v, held[k], lossy) for k, v in fact.items())
+    if isinstance(fact, list):
+        return isinstance(held, list) and len(fact) <= len(held) and all(
+            _held(v, h, lossy) for v, h in zip(fact, held, strict=False))
+    if isinstance(held, JSONNumber):
+        return fact == held.text and lossy
+    if fact is None and held is not None:
+        return lossy
+    return json.dumps(fact) == json.dumps(held) and type(fact) is type(held)
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_texts)
+def test_the_default_extractor_is_exact_or_says_it_is_not(text: str) -> None:
+    """Every value of the memory is the value at the same path of the result; the memory is
+    lossless (decodes back to the result exactly) exactly when it carries no limit note."""
+    raw = text.encode("utf-8", "surrogatepass")
+    extraction = DefaultExtractor().extract("tool", "succeeded", b"{}", raw)
+    assert extraction is not None
+    parsed = parse_exact(raw)
+    assert parsed is not None
+    lossy = bool(extraction.limit_notes)
+    facts = extraction.facts
+    if isinstance(parsed[0], dict):
+        assert _held(expand(facts), parsed[0], lossy)
+    else:
+        assert set(facts) <= {"result"} and _held(expand(facts).get("result"), parsed[0], lossy)
+    assert decodes_to(facts, raw) is not lossy
+    if not lossy:  # checked once more without the module's own reader
+        exact = json.loads(raw, parse_float=Decimal, parse_int=Decimal)
+        back = expand(facts) if isinstance(exact, dict) else expand(facts)["result"]
+        assert _decimal(back) == exact
+
+
+def _decimal(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _decimal(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_decimal(v) for v in value]
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return Decimal(json.dumps(value))
+    return value
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from([
+    '{"x": 1e400}', '{"pi": 3.14159265358979323846}', '[{"a":{"b":1}},{"a.b":2}]',
+    '{"card_7": {"id": "card_7", "n": 1}}', '[{"a": 1, "b": 2}, {"a": 3}]', '{"a":1,"a":2}',
+    '{"v": NaN}', '{"columns": ["a"], "rows": [[1]]}']))
+def test_the_examples_that_broke_are_exact_or_say_so(text: str) -> None:
+    raw = text.encode()
+    e = DefaultExtractor().extract("tool", "succeeded", b"{}", raw)
+    assert e is not None and decodes_to(e.facts, raw) is not bool(e.limit_notes)
+    json.dumps(e.facts, allow_nan=False)  # no float Infinity or NaN: a non-finite is its text
+def _scalars(value: Any) -> list[Any]:
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _scalars(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _scalars(v)]
+    return [value]
+
+
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=300),
@@ -144,14 +249,6 @@ json_values = st.recursive(
     | st.dictionaries(st.text(max_size=8), children, max_size=8),
     max_leaves=200,
 )
-
-
-def _scalars(value: Any) -> list[Any]:
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _scalars(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in _scalars(v)]
-    return [value]
 
 
 @settings(max_examples=200, deadline=None)

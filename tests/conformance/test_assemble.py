@@ -462,8 +462,12 @@ def test_superseded_and_stale_memories(vg: Vigente) -> None:
     assert _omitted(a)["fare-old"] == "superseded"
     assert _included(a)["fare-new"] == "memory" and "35 EUR" in _text(a)
     assert "30 EUR" not in _text(a)
-    # a memory the caller gives about an artifact supersedes the extractor's
-    assert _omitted(a)["t1#memory"] == "superseded"
+    # t1 holds no fare: the caller's memory is its assertion, beside t1's own reading (which
+    # stands in t1's place) and never superseding it
+    assert "t1#memory" not in _omitted(a) and _omitted(a)["t1"] == "compacted"
+    (block,) = [m for m in a.messages if m.get("tool_call_id") == "t1"]
+    assert "FR-9512" in block["content"] and "35 EUR" not in block["content"]
+    assert "[assertion fare-new by api about train_search (t1): fare not held" in _text(a)
     b = vg.assembly.assemble(C, "main", "agent", policy=pol, as_of="2026-10-20T12:00:00+00:00")
     assert _included(b)["fare-new"] == "stale_marker"  # session freshness: stale after 24 h
     (block,) = [m for m in b.messages if m.get("tool_call_id") == "t1"]  # in t1's place

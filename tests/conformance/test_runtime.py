@@ -93,7 +93,8 @@ def test_derived_memory_holds_only_values_of_its_artifact(trip: Vigente) -> None
     assert memory.facts["trains"] == {"columns": ["id", "dep"],
                                       "rows": [["FR-9512", "07:10"], ["RV-2011", "07:25"]]}
     assert memory.stale_after is not None and memory.observed_at is not None
-    assert memory.revalidate_with == ("train_search",) and memory.extractor == "default-v2"
+    assert memory.revalidate_with == ("train_search",) and memory.extractor == "default-v3"
+    assert memory.form == "object" and memory.lossless  # decoded back to t1's result
 
 
 def test_read_at_a_past_knowledge_time_sees_what_was_held_then(trip: Vigente) -> None:

@@ -71,7 +71,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ASSEMBLER_VERSION", "Assembler", "ContextAssembly"]
 
-ASSEMBLER_VERSION = "vigente-assembler/1"
+ASSEMBLER_VERSION = "vigente-assembler/2"
 _KINDS = {
     "message": "message",
     "tool_call": "artifact",
@@ -560,7 +560,8 @@ class Assembler:
             for a in u.artifacts:
                 ctx.exchange_of[a.id] = u.ref
         for u in units.values():
-            if u.kind == "memory" and isinstance(u.node, ToolMemory):
+            # a writer's assertion is not a memory of the result: it never stands in its place
+            if u.kind == "memory" and isinstance(u.node, ToolMemory) and not u.node.asserted:
                 for s in u.node.sources:
                     call = ctx.exchange_of.get(s, s)
                     ctx.memories_of.setdefault(call, []).append(u.ref)
@@ -845,15 +846,15 @@ class Assembler:
 
 def _lossless(exchange: Unit, ctx: Context, units: dict[str, Unit]) -> bool:
     """Does a memory derived from this exchange alone hold every value of its result (the
-    result re-encoded compactly: no limit note)? It can then stand in the result's place from
-    the start, and the request never has to change there later."""
+    runtime decoded it back to the result: ``ToolMemory.lossless``)? It can then stand in the
+    result's place from the start, and the request never has to change there later."""
     for ref in ctx.memories_of.get(exchange.ref, []):
         node = units[ref].node if ref in units else None
         if (
             isinstance(node, ToolMemory)
             and node.extractor is not None
             and node.facts
-            and not node.limit_notes
+            and node.lossless
             and ctx.sole_call(node) == exchange.ref
         ):
             return True
@@ -863,7 +864,7 @@ def _lossless(exchange: Unit, ctx: Context, units: dict[str, Unit]) -> bool:
 def _sole_exchange(unit: Unit, ctx: Context, units: dict[str, Unit]) -> Unit | None:
     """The one tool exchange a tool memory was derived from, when it is a candidate (the
     memory then goes in that result's place: see :func:`~vigente.assemble.pipeline.render`)."""
-    if unit.kind != "memory" or not isinstance(unit.node, ToolMemory):
+    if unit.kind != "memory" or not isinstance(unit.node, ToolMemory) or unit.node.asserted:
         return None
     call = ctx.sole_call(unit.node)
     return units.get(call) if call is not None else None

@@ -438,6 +438,9 @@ def build_server(resolve: Resolver) -> MCPServer:
                 raise InvalidInput("give either `event` (one event) or `events` (a batch)")
             batch = [event] if event is not None else list(events or [])
             dumped = [e.model_dump(exclude_none=True) for e in batch]
+            for e in dumped:  # a model wrote it: its memories' claims are labelled as such
+                if e.get("event") == "memory":
+                    e["writer"] = "mcp:record_event"
             return apply_events(resolve(ctx), dumped, batch=events is not None)
 
         return _call(run)

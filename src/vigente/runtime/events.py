@@ -115,7 +115,8 @@ def _memory(rt: Runtime, e: dict[str, Any], at: Instant) -> None:
         confidence_source=_get(e, "confidence_source", str),
         confidence_reason=_get(e, "confidence_reason", str),
         supersedes=_ids(e, "supersedes"), conflicts_with=_ids(e, "conflicts_with"),
-        privacy=_get(e, "privacy", str), visibility=_get(e, "visibility", str), at=at)
+        privacy=_get(e, "privacy", str), visibility=_get(e, "visibility", str),
+        writer=_get(e, "writer", str), at=at)
 
 
 def _skill_state(rt: Runtime, e: dict[str, Any], at: Instant) -> None:

@@ -2,20 +2,28 @@
 
 An :class:`Extractor` is one small protocol so that a user can plug in a model-written summary;
 :class:`DefaultExtractor` is deterministic. For a JSON result it keeps the result's structure
-with every short scalar exactly as it was, and turns a list of objects into a table (the field
-names once as ``columns``, nested objects flattened into ``a.b`` columns, one row per object),
-which is where a JSON result's tokens go; a string too long to be a fact is left out and said
-so, never shortened. For text it keeps ``key: value`` lines. Every value of
-``facts`` is a value the artifact holds (property-tested); the summary names what was kept.
+with every short scalar exactly as it was, and turns a list of objects that share their fields
+into a table (the field names once as ``columns``, nested objects flattened into ``a.b``
+columns, one row per object), which is where a JSON result's tokens go; a string too long to be
+a fact is left out and said so, never shortened. For text it keeps ``key: value`` lines.
+
+The compact form is exact or says it is not: :func:`expand` decodes it back, and
+:func:`decodes_to` compares that with the artifact's values read exactly (a number by its JSON
+text: ``3.14159265358979323846`` and ``1e400`` are not floats; a repeated key is not one value).
+A number no float keeps is kept as its JSON text (a string) with a note; whatever does not
+decode back to the result (a value left out, a key path a table could not keep) is a limit note.
+:func:`unheld` names the facts of a writer's memory that its artifact does not hold.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-__all__ = ["DefaultExtractor", "Extraction", "Extractor", "fact_values"]
+__all__ = ["DefaultExtractor", "Extraction", "Extractor", "JSONNumber", "compact", "decodes_to",
+           "expand", "fact_values", "parse_exact", "unheld"]
 
 MAX_FACTS = 400  # scalar values kept
 MAX_ROWS = 50
@@ -45,8 +53,194 @@ class Extractor(Protocol):
         """The memory to derive, or ``None`` for none."""
 
 
+class JSONNumber:
+    """A JSON number that no Python ``float``/``int`` keeps as written (more digits than a
+    float holds, ``1e400``, ``1E5``, ``10.50``, ``-0``, or ``NaN``/``Infinity``): its text."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, JSONNumber) and other.text == self.text
+
+    def __hash__(self) -> int:
+        return hash(("JSONNumber", self.text))
+
+    def __repr__(self) -> str:
+        return f"JSONNumber({self.text!r})"
+
+
+def _float(text: str) -> Any:
+    value = float(text)
+    return value if math.isfinite(value) and json.dumps(value) == text else JSONNumber(text)
+
+
+def _int(text: str) -> Any:
+    try:
+        value = int(text)
+    except ValueError:  # over the interpreter's digit limit
+        return JSONNumber(text)
+    return value if str(value) == text else JSONNumber(text)
+
+
+class _Repeats(dict[str, Any]):
+    """An object whose text repeats a key (``json`` keeps the last value only)."""
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    return out if len(out) == len(pairs) else _Repeats(out)
+
+
+def parse_exact(data: bytes) -> tuple[Any] | None:
+    """The JSON value of ``data`` with every number as written (a :class:`JSONNumber` where
+    no float or int keeps it), as a 1-tuple; ``None`` when ``data`` is not JSON text."""
+    try:
+        text = data.decode("utf-8")
+        return (json.loads(text, parse_float=_float, parse_int=_int,
+                           parse_constant=JSONNumber, object_pairs_hook=_pairs),)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+
+
+def _canon(value: Any) -> str:
+    """A value's exact identity: its JSON text with sorted keys (``true`` is not ``1``, ``1``
+    is not ``1.0``, a :class:`JSONNumber` is not a string)."""
+    def default(o: Any) -> Any:
+        if isinstance(o, JSONNumber):
+            return {"\u0000number": o.text}
+        raise TypeError(type(o).__name__)  # pragma: no cover - JSON values only
+
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=default)
+
+
+def _repeats(value: Any) -> bool:
+    if isinstance(value, _Repeats):
+        return True
+    if isinstance(value, dict):
+        return any(_repeats(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_repeats(v) for v in value)
+    return False
+
+
+def _is_table(value: dict[str, Any]) -> bool:
+    columns = value.get("columns")
+    body = "rows" if "rows" in value else "groups"
+    if (not isinstance(columns, list) or not all(isinstance(c, str) for c in columns)
+            or ("rows" in value) == ("groups" in value)
+            or not set(value) <= {"columns", body, "every_row"}
+            or not isinstance(value.get("every_row", {}), dict)):
+        return False
+    groups = [value["rows"]] if body == "rows" else value["groups"]
+    return isinstance(groups, list) and all(
+        isinstance(g, list) and all(isinstance(r, list) and len(r) == len(columns) for r in g)
+        for g in groups)
+
+
+def _unflatten(cells: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, value in cells.items():
+        *parents, last = name.split(".")
+        at = out
+        for p in parents:
+            at = at.setdefault(p, {})
+        at[last] = value
+    return out
+
+
+def expand(value: Any) -> Any:
+    """The values a compact form stands for: every table back to its list of objects."""
+    if isinstance(value, list):
+        return [expand(v) for v in value]
+    if isinstance(value, dict):
+        if not _is_table(value):
+            return {k: expand(v) for k, v in value.items()}
+        every = {k: expand(v) for k, v in value.get("every_row", {}).items()}
+
+        def rows(group: list[list[Any]]) -> list[Any]:
+            return [_unflatten({**every, **{c: expand(x) for c, x in
+                                            zip(value["columns"], row, strict=True)}})
+                    for row in group]
+
+        if "rows" in value:
+            return rows(value["rows"])
+        return [rows(g) for g in value["groups"]]
+    return value
+
+
+def decodes_to(facts: dict[str, Any], result: bytes) -> bool:
+    """Is ``facts`` the compact form of ``result`` exactly: does it decode back to every key,
+    path and value of the result (numbers by their JSON text)? The proof of "lossless"."""
+    parsed = parse_exact(result)
+    if parsed is None or _repeats(parsed[0]):
+        return False
+    value = parsed[0]
+    if isinstance(value, dict):
+        return _canon(expand(facts)) == _canon(value)
+    return set(facts) == {"result"} and _canon(expand(facts["result"])) == _canon(value)
+
+
+def _text_lines(text: str) -> dict[str, str]:
+    facts: dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        key, value = key.strip(), value.strip()
+        if (sep and key and value and len(key) <= 64 and len(value) <= MAX_SCALAR_CHARS
+                and key not in facts and len(facts) < MAX_FACTS):
+            facts[key] = value
+    return facts
+
+
+def _unheld_in(path: str, fact: Any, held: Any, out: list[str]) -> None:
+    if isinstance(fact, dict):
+        if not isinstance(held, dict):
+            out.append(path or "(the facts)")
+            return
+        for key, value in fact.items():
+            sub = f"{path}.{key}" if path else str(key)
+            if key in held:
+                _unheld_in(sub, value, held[key], out)
+            else:
+                out.append(sub)
+    elif isinstance(fact, list):
+        if not isinstance(held, list) or len(fact) > len(held):
+            out.append(path)
+            return
+        for n, (value, there) in enumerate(zip(fact, held, strict=False)):
+            _unheld_in(f"{path}[{n}]", value, there, out)
+    elif _canon(fact) != _canon(held):
+        out.append(path)
+
+
+def unheld(facts: dict[str, Any], result: bytes | None) -> list[str]:
+    """The paths of ``facts`` whose value ``result`` does not hold at the same path, exactly
+    (a JSON result's keys and positions; ``result`` names a non-object result; a text result's
+    ``key: value`` lines). ``None`` (no readable result) holds nothing."""
+    if not facts:
+        return []
+    if result is None:
+        return list(facts)
+    parsed = parse_exact(result)
+    if parsed is None:
+        try:
+            lines = _text_lines(result.decode("utf-8"))
+        except UnicodeDecodeError:
+            return list(facts)
+        return [k for k, v in facts.items()
+                if k not in lines or not (v == lines[k] if isinstance(v, str) else
+                                          _scalar(v) and not isinstance(v, str)
+                                          and json.dumps(v) == lines[k])]
+    value = parsed[0] if isinstance(parsed[0], dict) else {"result": parsed[0]}
+    out: list[str] = []
+    _unheld_in("", facts, value, out)
+    return out
+
+
 def _scalar(value: Any) -> bool:
-    return value is None or isinstance(value, bool | int | float | str)
+    return value is None or isinstance(value, bool | int | float | str | JSONNumber)
 
 
 class _Drop:
@@ -58,11 +252,12 @@ _DROP = _Drop()
 
 class _Walk:
     """The compact form of a JSON value: the same structure with every short scalar kept
-    exactly (a field whose value repeats its object's key, ``{"card_7": {"id": "card_7"}}``, is
-    kept once, as the key); a column with the same value in every row is said once, as
-    ``every_row``; a list of two or more objects becomes a table (``columns`` named by the objects'
-    paths, nested objects flattened into ``a.b`` columns, one row per object, ``null`` for a
-    field a row lacks); a list of such lists becomes ``groups`` of rows under one header."""
+    exactly; a list of two or more objects with the same fields (by path) becomes a table
+    (``columns`` named by the objects' paths, nested objects flattened into ``a.b`` columns, one
+    row per object) and a column with the same value in every row is said once, as
+    ``every_row``; a list of such lists becomes ``groups`` of rows under one header. Objects
+    whose fields differ, or whose keys hold a ``.`` (a path a column name could not tell from
+    nesting), stay a list of objects: every key and path survives."""
 
     def __init__(self) -> None:
         self.notes: list[str] = []
@@ -79,6 +274,10 @@ class _Walk:
             self.full = True
             return _DROP
         self.leaves += 1
+        if isinstance(value, JSONNumber):
+            self.notes.append(f"{path or 'result'}: the number {value.text} is kept as its JSON "
+                              "text (a string): no float holds it exactly")
+            return value.text
         return value
 
     def compact(self, path: str, value: Any, depth: int) -> Any:
@@ -90,9 +289,6 @@ class _Walk:
         if isinstance(value, dict):
             out = {}
             for key, item in value.items():
-                if isinstance(item, dict):
-                    # a field that repeats its object's key is kept once, as the key
-                    item = {k: v for k, v in item.items() if v != key or not isinstance(v, str)}
                 kept = self.compact(f"{path}.{key}" if path else str(key), item, depth + 1)
                 if kept is not _DROP:
                     out[str(key)] = kept
@@ -106,16 +302,17 @@ class _Walk:
         if len(items) > MAX_ROWS:
             self.notes.append(f"{path}: first {MAX_ROWS} of {len(items)} items kept; "
                               "rehydrate the artifact for the rest")
-        if len(kept) >= 2 and all(isinstance(i, dict) for i in kept):
+        if len(kept) >= 2 and all(isinstance(i, dict) for i in kept) and _tabular(kept):
             return self.table(path, [kept], depth, grouped=False)
         if len(kept) >= 2 and all(
-                isinstance(i, list) and i and all(isinstance(x, dict) for x in i) for i in kept):
+                isinstance(i, list) and i and all(isinstance(x, dict) for x in i) for i in kept
+        ) and _tabular([x for i in kept for x in i]):
             return self.table(path, kept, depth, grouped=True)
         out = []
         for n, item in enumerate(kept):
             value = self.compact(f"{path}[{n}]", item, depth + 1)
-            if value is not _DROP:
-                out.append(value)
+            # a value left out is a null (said in a note): the items after it keep their index
+            out.append(None if value is _DROP else value)
         return out
 
     def table(self, path: str, groups: list[list[Any]], depth: int, grouped: bool) -> Any:
@@ -173,6 +370,20 @@ class _Walk:
         return table
 
 
+def _dotless(value: Any) -> bool:
+    """No key of the object (or the objects it nests) holds a ``.``."""
+    return all("." not in k and (not isinstance(v, dict) or _dotless(v))
+               for k, v in value.items())
+
+
+def _tabular(items: list[Any]) -> bool:
+    """Objects that a table keeps exactly: the same field paths in each, none with a ``.``."""
+    if not all(isinstance(i, dict) and _dotless(i) for i in items):
+        return False
+    first = list(_flatten(items[0]))
+    return all(set(_flatten(i)) == set(first) for i in items)
+
+
 def _flatten(item: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     """An object's fields by path: nested objects become ``a.b`` columns; lists stay cells."""
     out: dict[str, Any] = {}
@@ -216,7 +427,7 @@ def _call(tool_name: str, arguments: bytes) -> str:
 class DefaultExtractor:
     """The deterministic extractor (see the module docstring)."""
 
-    name = "default-v2"
+    name = "default-v3"
 
     def extract(self, tool_name: str, status: str, arguments: bytes, result: bytes
                 ) -> Extraction | None:
@@ -228,16 +439,22 @@ class DefaultExtractor:
                 summary=f"{head}: {len(result)} bytes of binary output",
                 limit_notes=("binary output: no fact extracted; rehydrate the artifact",),
             )
-        try:
-            value = json.loads(text)
-        except ValueError:
+        parsed = parse_exact(result)
+        if parsed is None:
             return self._text(head, text)
+        value = parsed[0]
         walk = _Walk()
+        if _repeats(value):
+            walk.notes.append("the result repeats a key within an object: only its last value "
+                              "is kept; rehydrate the artifact for the others")
         kept = walk.compact("", value, 0)
         facts: dict[str, Any] = (
             {} if kept is _DROP else kept if isinstance(value, dict) else {"result": kept})
         if walk.full:
             walk.notes.append(f"only the first {MAX_FACTS} values are kept")
+        if not walk.notes and not decodes_to(facts, result):
+            walk.notes.append("the compact form does not decode back to the result exactly; "
+                              "rehydrate the artifact for exact values")
         summary = f"{head}: {_describe(facts)}" if facts else f"{head}: no scalar facts"
         return Extraction(summary=summary, facts=facts, limit_notes=tuple(walk.notes),
                           ambiguity_notes=tuple(walk.ambiguities),
@@ -245,13 +462,7 @@ class DefaultExtractor:
                           confidence_reason="values copied verbatim from the tool's JSON result")
 
     def _text(self, head: str, text: str) -> Extraction:
-        facts: dict[str, Any] = {}
-        for line in text.splitlines():
-            key, sep, value = line.partition(":")
-            key, value = key.strip(), value.strip()
-            if (sep and key and value and len(key) <= 64 and len(value) <= MAX_SCALAR_CHARS
-                    and key not in facts and len(facts) < MAX_FACTS):
-                facts[key] = value
+        facts: dict[str, Any] = dict(_text_lines(text))
         notes: tuple[str, ...] = ()
         if len(text) <= MAX_SCALAR_CHARS and "\n" not in text:
             summary = f"{head}: {text}"
@@ -262,6 +473,12 @@ class DefaultExtractor:
         return Extraction(summary=summary, facts=facts, limit_notes=notes,
                           confidence=1.0 if facts else None,
                           confidence_reason="lines copied verbatim" if facts else None)
+
+
+def compact(value: dict[str, Any]) -> dict[str, Any]:
+    """The default extractor's compact form of a JSON object (without its notes)."""
+    kept = _Walk().compact("", value, 0)
+    return {} if kept is _DROP else dict(kept)
 
 
 def fact_values(facts: dict[str, Any]) -> list[Any]:

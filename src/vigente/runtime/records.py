@@ -241,7 +241,14 @@ class ToolArtifact:
 class ToolMemory:
     """A compact, model-facing record derived from artifacts (or other memories), with its
     provenance and freshness. ``supersedes`` and ``conflicts_with`` are given when it is
-    written; who supersedes *it* is read from later :class:`Link` records."""
+    written; who supersedes *it* is read from later :class:`Link` records.
+
+    ``form``: how ``facts`` stands for its artifact's JSON result (``object``: the result
+    object compacted; ``value``: ``{"result": …}`` for a result that is not an object; ``None``:
+    not the result's compact form). ``lossless``: the runtime decoded ``facts`` back to every
+    key, path and value of the result (``extract.decodes_to``). ``writer``: who wrote a memory
+    the extractor did not derive; ``asserted``: the paths of its facts that no source holds
+    exactly: the writer's own claims (such a memory never stands in a result's place)."""
 
     KIND: ClassVar[str] = "memory"
     conversation_id: str
@@ -273,6 +280,10 @@ class ToolMemory:
     promotion_policy: str = "on_request"
     extractor: str | None = None
     anchor: int | None = None
+    form: str | None = None
+    lossless: bool = False
+    writer: str | None = None
+    asserted: tuple[str, ...] = ()
     seq: int = 0
 
     def is_stale(self, at: Instant) -> bool:

@@ -10,6 +10,7 @@ a self-superseding memory are refused with what to do instead.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import json
 import threading
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from vigente.errors import FutureKnowledgeError, HistoryRewriteError, InvalidInput
 from vigente.kernel.values import Scope, check_name
 from vigente.runtime.content import INLINE_LIMIT, raw_bytes, reference
-from vigente.runtime.extract import DefaultExtractor, Extractor
+from vigente.runtime.extract import DefaultExtractor, Extractor, decodes_to, parse_exact, unheld
 from vigente.runtime.reader import RuntimeReads
 from vigente.runtime.records import (
     FRESHNESS,
@@ -447,6 +448,8 @@ class Runtime(RuntimeReads):
         if extraction is None:
             return None
         freshness = "scoped"
+        parsed = parse_exact(result)
+        form = None if parsed is None else "object" if isinstance(parsed[0], dict) else "value"
         return ToolMemory(
             artifact.conversation_id, f"{artifact.id}#memory", artifact.known_from,
             summary=extraction.summary, sources=(artifact.id,),
@@ -461,7 +464,8 @@ class Runtime(RuntimeReads):
             stale_after=self._stale_after(freshness, artifact.known_from),
             revalidate_with=(artifact.tool_name,), provenance=(f"artifact:{artifact.id}",),
             resolution_status=artifact.status, extractor=self.extractor.name,
-            anchor=artifact.anchor,
+            anchor=artifact.anchor, form=form,
+            lossless=bool(extraction.facts) and decodes_to(extraction.facts, result),
         )
 
     def _stale_after(self, freshness: str, observed: Instant) -> Instant | None:
@@ -480,11 +484,18 @@ class Runtime(RuntimeReads):
                       confidence_reason: str | None = None,
                       supersedes: Sequence[str] = (), conflicts_with: Sequence[str] = (),
                       privacy: str | None = None, visibility: str | None = None,
+                      writer: str | None = None,
                       at: TimeLike | None = None) -> ToolMemory | UserMemory:
         """A memory derived from tool calls, artifacts or other memories (``kind="tool"``), or
         a user memory from the user's own messages (``kind="user"``, never from tool output).
         ``supersedes``/``conflicts_with`` name earlier memories of this conversation; the
-        reverse links (``superseded_by``) are read from them."""
+        reverse links (``superseded_by``) are read from them.
+
+        A tool memory's facts are checked against its sources' raw results: the paths whose
+        value no source holds exactly are kept as ``asserted``, the claims of ``writer`` (who
+        wrote it: a surface or agent name; default ``api``). Such a memory goes to a model
+        labelled as the writer's assertion and never supersedes the extractor's memory of a
+        result (naming one in ``supersedes`` is refused, naming the key)."""
         _choice("memory kind", kind, ("tool", "user"))
         sources = _names("sources", sources)
         supersedes = _names("supersedes", supersedes)
@@ -510,7 +521,14 @@ class Runtime(RuntimeReads):
                      for m in supersedes]
             links += [Link(conversation, f"{memory}>conflicts_with>{m}", k, "conflicts_with",
                            memory, m) for m in conflicts_with]
-            implicit = self._replaced_extractions(conversation, resolved, supersedes)
+            asserted: tuple[str, ...] = ()
+            if kind == "tool":
+                asserted = self._asserted(conversation, resolved, dict(facts or {}))
+            if asserted:
+                self._no_replacing(conversation, memory, supersedes, asserted)
+                implicit: tuple[str, ...] = ()  # a writer's claim never replaces a reading
+            else:
+                implicit = self._replaced_extractions(conversation, resolved, supersedes)
             links += [Link(conversation, f"{memory}>supersedes>{m}", k, "supersedes", memory, m)
                       for m in implicit]
             if kind == "user":
@@ -526,8 +544,47 @@ class Runtime(RuntimeReads):
                                          revalidate_with, confidence, confidence_source,
                                          confidence_reason, (*supersedes, *implicit),
                                          conflicts_with, privacy, visibility)
+                node = dataclasses.replace(node, writer=writer or "api", asserted=asserted)
             self._append(node, *links)
         return node
+
+    def _asserted(self, conversation: str, resolved: list[RuntimeRecord],
+                  facts: dict[str, Any]) -> tuple[str, ...]:
+        """The paths of ``facts`` that no source's raw result holds exactly (a memory source
+        stands for the results it was derived from; a message or an unanswered call holds no
+        tool value)."""
+        if not facts:
+            return ()
+        results: list[bytes | None] = []
+        seen: set[str] = set()
+        todo = list(resolved)
+        while todo:
+            r = todo.pop(0)
+            if r.record_id in seen:
+                continue
+            seen.add(r.record_id)
+            if r.kind == "artifact":
+                ref = ContentRef.from_dict(r.payload["result_ref"])
+                results.append(self.store.runtime_content(conversation, ref.sha256))
+            elif r.kind == "memory":
+                for s in r.payload.get("sources", ()):
+                    found = self._find(conversation, ["artifact", "memory"], record_ids=[s])
+                    todo.extend(found[-1:])
+        unheld_by = [unheld(facts, data) for data in results] or [unheld(facts, None)]
+        common = set.intersection(*(set(u) for u in unheld_by))
+        return tuple(p for p in unheld_by[0] if p in common)
+
+    def _no_replacing(self, conversation: str, memory: str, supersedes: tuple[str, ...],
+                      asserted: tuple[str, ...]) -> None:
+        """A memory holding values its sources do not hold may not supersede an extractor's
+        memory of a result: the reading stays, the claim goes beside it, labelled."""
+        for r in self._find(conversation, ["memory"], record_ids=list(supersedes)):
+            if r.payload.get("extractor") is not None:
+                raise InvalidInput(
+                    f"memory {memory!r} holds {', '.join(asserted)}, a value its sources do not "
+                    f"hold, so it cannot supersede {r.record_id!r} (the extractor's reading of "
+                    "the tool result): drop it from `supersedes` (the memory then goes to the "
+                    "model labelled as your assertion), or give only values the result holds")
 
     def _tool_memory(self, conversation: str, memory: str, k: Instant,
                      resolved: list[RuntimeRecord], owner: RuntimeRecord, summary: str,
