@@ -609,6 +609,8 @@ def test_a_back_dated_write_after_an_answer_is_a_409(service: Service) -> None:
     after = c.post("/v1/ask", headers=key, json=question).json()
     assert (after["status"], after["values"], after["admitted"]) == (
         before["status"], before["values"], before["admitted"])
+    listed = c.get("/v1/backfills", headers=key).json()
+    assert listed == {"answered_horizon": "2026-09-10", "backfills": []}
 
 
 def test_request_size_limit_and_rate_limit(tmp_path: Path) -> None:

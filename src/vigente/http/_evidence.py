@@ -165,6 +165,15 @@ def precedence(body: m.PrecedenceIn, vg: TenantStore) -> dict[str, Any]:
     }
 
 
+@router.get("/backfills", response_model=m.BackfillsOut, tags=["statements"])
+def backfills(vg: TenantStore) -> dict[str, Any]:
+    """The answered horizon (a write must be dated after it) and every recorded backfill
+    (writes allowed behind it), oldest first."""
+    horizon = vg.answered_horizon()
+    return {"answered_horizon": None if horizon is None else horizon.isoformat(),
+            "backfills": [b.as_dict() for b in vg.backfills()]}
+
+
 @router.get("/decisions", response_model=list[m.DecisionOut], tags=["evidence"])
 def decisions(
     vg: TenantStore, limit: Annotated[int, Query(ge=1, le=1000)] = 20

@@ -283,6 +283,26 @@ class HistoryOut(_Out):
     versions: list[VersionRow]
 
 
+class BackfillOut(BaseModel):
+    backfill_id: str
+    recorded_at: str
+    kind: str
+    reason: str
+    statements: int
+    earliest: str
+    latest: str
+    horizon: str | None
+    behind_horizon: bool
+
+
+class BackfillsOut(BaseModel):
+    answered_horizon: str | None = Field(
+        description="the latest knowledge time this store has answered for; a write must be "
+        "dated after it"
+    )
+    backfills: list[BackfillOut]
+
+
 class StatementIn(_In):
     """One record/retract statement, as a line of an import file."""
 
