@@ -39,6 +39,12 @@ async def _exercise(client: Client) -> None:
     assert tools["explain_assembly"].input_schema["required"] == ["assembly_id"]
 
     events = session()
+    # a model-facing surface writes no instructions: the session's system message is refused
+    # (named, nothing of the batch written), the rest goes without it
+    refused = await client.call_tool("record_event", {"events": events[:-1]})
+    assert refused.is_error and "events[3]: a model-facing writer cannot record a system " \
+        "message" in tool_text(refused) and "nothing was written" in tool_text(refused)
+    events = [e for e in events if e.get("role") != "system"]
     wrote = await client.call_tool("record_event", {"events": events[:-1]})
     assert not wrote.is_error, tool_text(wrote)
     assert wrote.structured_content["events"] == len(events) - 1
