@@ -353,3 +353,48 @@ def test_credential_free_content_is_unchanged(value: Any) -> None:
     text = json.dumps(value, ensure_ascii=False)
     assert redact_content(text, "json") == (text, ())
     assert redact_content(text, "utf-8") == (text, ())
+
+
+# -- the framework integrations feed the declarations ------------------------------------------
+def test_framework_tool_metadata_declares_tools(vg: Vigente) -> None:
+    """LangChain tools' metadata (``readOnlyHint``, as LangChain's MCP adapters copy MCP
+    annotations) and MCP ``Tool`` annotations given to the Agents SDK session become the
+    conversation's tool declarations, once per change."""
+    from langchain_core.tools import StructuredTool
+    from mcp_types import Tool, ToolAnnotations
+
+    from vigente.integrations._lc import tool_infos
+    from vigente.integrations.openai_agents import VigenteSession
+    from vigente.integrations.recorder import Recorder
+
+    def get_reservation_details(reservation_id: str) -> str:
+        """Read a reservation."""
+        return reservation_id
+
+    def update_reservation_flights(reservation_id: str) -> str:
+        """Change a reservation's flights."""
+        return reservation_id
+
+    reader = StructuredTool.from_function(get_reservation_details,
+                                          metadata={"readOnlyHint": True})
+    writer = StructuredTool.from_function(update_reservation_flights,
+                                          metadata={"readOnlyHint": "yes"})  # not True
+    rec = Recorder(vg.runtime, "lc", account="acct", participant="agent")
+    rec.declare_tools(tool_infos([reader, writer, {"type": "web_search"}]))
+    rec.declare_tools(tool_infos([reader, writer]))  # unchanged: nothing new
+    declared = vg.runtime.tool_declarations("lc")
+    assert {n: d.read_only for n, d in declared.items()} == {
+        "get_reservation_details": True, "update_reservation_flights": False}
+    assert declared["get_reservation_details"].description == "Read a reservation."
+    assert len(vg.runtime.graph("lc").of_kind("tool")) == 2
+
+    session = VigenteSession("sdk", vg)
+    session.declare_tools([
+        Tool(name="search_flights", input_schema={"type": "object"},
+             annotations=ToolAnnotations(readOnlyHint=True)),
+        Tool(name="book_flight", input_schema={"type": "object"},
+             annotations=ToolAnnotations(readOnlyHint=False)),
+        Tool(name="get_user", input_schema={"type": "object"}),
+    ], read_only=["get_user"])
+    assert {n: d.read_only for n, d in vg.runtime.tool_declarations("sdk").items()} == {
+        "search_flights": True, "book_flight": False, "get_user": True}
