@@ -39,6 +39,12 @@ async def _exercise(client: Client) -> None:
     assert tools["explain_assembly"].input_schema["required"] == ["assembly_id"]
 
     events = session()
+    # a model-facing surface writes no instructions: the session's system message is refused
+    # (named, nothing of the batch written), the rest goes without it
+    refused = await client.call_tool("record_event", {"events": events[:-1]})
+    assert refused.is_error and "events[3]: a model-facing writer cannot record a system " \
+        "message" in tool_text(refused) and "nothing was written" in tool_text(refused)
+    events = [e for e in events if e.get("role") != "system"]
     wrote = await client.call_tool("record_event", {"events": events[:-1]})
     assert not wrote.is_error, tool_text(wrote)
     assert wrote.structured_content["events"] == len(events) - 1
@@ -199,7 +205,8 @@ def test_a_memory_a_model_records_is_labelled_its_claim(
              "summary": "FR-9512 is free", "facts": {"fare": 0}, "writer": "extractor"}
 
     async def log(client: Client) -> None:
-        wrote = await client.call_tool("record_event", {"events": [*session(), claim]})
+        events = [e for e in session() if e.get("role") != "system"]  # a model writes none
+        wrote = await client.call_tool("record_event", {"events": [*events, claim]})
         assert not wrote.is_error, tool_text(wrote)
         built = await client.call_tool(
             "assemble_context", {"conversation": C, "branch": "main", "participant": "agent"})

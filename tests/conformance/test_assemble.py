@@ -471,7 +471,12 @@ def test_superseded_and_stale_memories(vg: Vigente) -> None:
     b = vg.assembly.assemble(C, "main", "agent", policy=pol, as_of="2026-10-20T12:00:00+00:00")
     assert _included(b)["fare-new"] == "stale_marker"  # session freshness: stale after 24 h
     (block,) = [m for m in b.messages if m.get("tool_call_id") == "t1"]  # in t1's place
-    assert "STALE" in block["content"] and "train_search" in block["content"]
+    # train_search is not declared read-only: the marker asks the user instead of a re-run
+    assert "STALE" in block["content"] and "ask the user to confirm it" in block["content"]
+    vg.runtime.declare_tool(C, "train_search", read_only=True, at="2026-10-05T08:45:00+00:00")
+    b = vg.assembly.assemble(C, "main", "agent", policy=pol, as_of="2026-10-20T12:00:00+00:00")
+    (block,) = [m for m in b.messages if m.get("tool_call_id") == "t1"]
+    assert "STALE" in block["content"] and "read it again with train_search" in block["content"]
     omit = policy_from_document(
         {
             "id": "mem",

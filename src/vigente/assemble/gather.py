@@ -118,17 +118,20 @@ def structure_graph(rt: Runtime, conversation: str, k: Instant, *, mode: str) ->
 
 def structure(
     rt: Runtime, conversation: Conversation, k: Instant, *, mode: str
-) -> tuple[Graph, list[RuntimeRecord], list[RuntimeRecord]]:
-    """:func:`structure_graph`'s graph, the conversation's branch records and its share and
-    promotion records known at ``k`` (each in ``seq`` order), read with it in one statement."""
+) -> tuple[Graph, list[RuntimeRecord], list[RuntimeRecord], list[RuntimeRecord]]:
+    """:func:`structure_graph`'s graph, the conversation's branch records, its share and
+    promotion records and its tool declarations known at ``k`` (each in ``seq`` order), read
+    with it in one statement."""
     kinds = ["participant"]
     if mode not in ("chat", "multi_model"):
         kinds += ["branch", "run", "promotion"]
     records = rt.store.runtime_records(
-        conversation.id, kinds=sorted({*kinds, "branch", "share", "promotion"}), known_at=k
+        conversation.id, kinds=sorted({*kinds, "branch", "share", "promotion", "tool"}),
+        known_at=k,
     )
     branches = [r for r in records if r.kind == "branch"]
     granted = [r for r in records if r.kind in ("share", "promotion")]
+    tools = [r for r in records if r.kind == "tool"]
     records = [r for r in records if r.kind in kinds]
     promoted: dict[str, list[str]] = {}
     for r in records:
@@ -140,7 +143,7 @@ def structure(
         tuple(from_record(r) for r in records if r.kind != "promotion"),
         promoted={m: tuple(v) for m, v in promoted.items()},
     )
-    return graph, branches, granted
+    return graph, branches, granted, tools
 
 
 def protected_ids(

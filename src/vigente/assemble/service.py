@@ -64,6 +64,7 @@ from vigente.runtime.records import (
     ToolMemory,
     UserMemory,
 )
+from vigente.runtime.redact import redact_content, redact_memory
 from vigente.time import Instant, TimeLike, current_instant
 
 if TYPE_CHECKING:
@@ -193,7 +194,10 @@ class Assembler:
         rt.catch_up_index(conversation)
         # the structure, not the records (and the branches, for the ancestry and the counts;
         # the shares and promotions, for the candidates)
-        graph, branches, granted = structure(rt, conv, k, mode=mode)
+        graph, branches, granted, tools = structure(rt, conv, k, mode=mode)
+        declared: dict[str, bool] = {}
+        for t in tools:  # in seq order: a tool's latest declaration as known at k wins
+            declared[str(t.payload["name"])] = bool(t.payload.get("read_only"))
         participants = {n.id: n for n in graph.nodes if isinstance(n, Participant)}
         if participant not in participants:
             raise InvalidInput(
@@ -228,6 +232,7 @@ class Assembler:
             run,
             chain,
             tuple(sorted((p.id, p.label or p.id) for p in participants.values())),
+            tuple(sorted(name for name, read_only in declared.items() if read_only)),
         )
         # 2. candidates -----------------------------------------------------------------
         # The protected state is read whole; the other candidates newest first, down to a
@@ -350,6 +355,15 @@ class Assembler:
             key=lambda d: (order_key.get(d.ref, d.position), d.ref),
         )
         included = [d.as_dict() for d in all_decisions if d.included]
+        # each credential taken out of what the model saw: the rule and where, not the value
+        shown_as = {"artifact": ("tool_exchange", "raw", "recovery"),
+                    "memory": ("memory", "stale_marker")}
+        redacted = [
+            {"ref": d.ref, **r.as_dict()}
+            for d in all_decisions
+            if d.included and d.ref in units and d.as_ in shown_as.get(d.kind, ())
+            for r in units[d.ref].redactions
+        ]
         omitted = [d.as_dict() for d in all_decisions if not d.included]
         counts: dict[str, int] = {}
         for d in all_decisions:
@@ -376,6 +390,7 @@ class Assembler:
                         (m.KIND, m.id, m.seq, _iso(m.known_from))
                         for m in [*graph.nodes, *(u.node for u in units.values())]
                     ),
+                    *((t.kind, t.record_id, t.seq, _iso(t.known_from)) for t in tools),
                     *((r.kind, r.record_id, r.seq, _iso(r.known_from)) for r in nodes),
                 }
             ),
@@ -399,6 +414,7 @@ class Assembler:
             "included": included,
             "omitted": omitted,
             "omission_counts": counts,
+            "redactions": redacted,
             "horizon": {"before_seq": since, "not_read": [r.as_dict() for r in ranges]},
             "call_ids": call_ids,
             "tokens": {"assembled": assembled, "replay": replay, "encoding": tok.name},
@@ -463,15 +479,18 @@ class Assembler:
             elif isinstance(n, Message):
                 units[n.id] = Unit(n.id, "message", n.seq, n, c.reach)
             elif isinstance(n, ToolMemory | UserMemory):
+                # what the model may see of it: no credential (runtime/redact.py)
+                shown, redactions = redact_memory(n)
                 units[n.id] = Unit(
                     n.id,
                     "memory",
                     getattr(n, "anchor", None) or n.seq,
-                    n,
+                    shown,
                     c.reach,
                     superseded_by=c.superseded_by,
                     conflicts=c.conflicts_with,
                     stale=c.stale,
+                    redactions=redactions,
                 )
             elif isinstance(n, SkillState | ContinuationCheckpoint):
                 units[n.id] = Unit(n.id, n.KIND, n.seq, n, c.reach)
@@ -669,7 +688,11 @@ class Assembler:
         for ref, u, a in raw:
             text = texts[(a.conversation_id, a.result_ref.sha256, a.result_ref.encoding)]
             if text is not None:
-                out[ref] = replace(u, content=text)
+                # a credential inside the result never reaches the model (invariant 10)
+                text, redactions = redact_content(
+                    text, a.result_ref.encoding, a.result_ref.sha256
+                )
+                out[ref] = replace(u, content=text, redactions=redactions)
         return out
 
     # -- explain ---------------------------------------------------------------------------

@@ -56,6 +56,7 @@ EventKind = Literal[
     "checkpoint",
     "promote",
     "share",
+    "tool",
 ]
 Mode = Literal[
     "chat", "multi_model", "debate", "subagent", "parent_resume", "scheduled", "branch_send"
@@ -310,12 +311,18 @@ class PurgeOut(_Out):
 
 # -- shared with the MCP tools -----------------------------------------------------------------
 def apply_events(
-    vg: Vigente, events: list[dict[str, Any]], now: str | None = None, *, batch: bool = True
+    vg: Vigente,
+    events: list[dict[str, Any]],
+    now: str | None = None,
+    *,
+    batch: bool = True,
+    trusted: bool = True,
 ) -> dict[str, Any]:
-    """Import ``events`` atomically; in a ``batch`` a refused event is named by its index."""
+    """Import ``events`` atomically; in a ``batch`` a refused event is named by its index.
+    ``trusted`` false for a model-facing surface (the MCP tools): no instructions from it."""
     lines = [json.dumps(e, ensure_ascii=False) for e in events]
     try:
-        report = vg.runtime.import_events(lines, now=now)
+        report = vg.runtime.import_events(lines, now=now, trusted=trusted)
     except ImportFileError as exc:
         message = str(exc).removeprefix(f"line {exc.line_number}: ")
         where = f"events[{exc.line_number - 1}]: " if batch else ""

@@ -23,7 +23,16 @@ from langchain_core.messages import (
 )
 
 from vigente.errors import InvalidInput
-from vigente.integrations.recorder import Call, Item, Recorder, Result, Said, Turn
+from vigente.integrations.recorder import (
+    Call,
+    Item,
+    Recorder,
+    Result,
+    Said,
+    ToolInfo,
+    Turn,
+    read_only_hint,
+)
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -31,7 +40,14 @@ if TYPE_CHECKING:
     from vigente.api import Vigente
     from vigente.assemble import ContextAssembly, Policy
 
-__all__ = ["Assembled", "ThreadRecorders", "assembled_messages", "to_items", "turn_of"]
+__all__ = [
+    "Assembled",
+    "ThreadRecorders",
+    "assembled_messages",
+    "to_items",
+    "tool_infos",
+    "turn_of",
+]
 
 
 def _text(content: Any) -> str:
@@ -180,13 +196,22 @@ class ThreadRecorders:
             return found
 
     def prepare(
-        self, messages: Sequence[BaseMessage], state: Any, config: RunnableConfig | None = None
+        self,
+        messages: Sequence[BaseMessage],
+        state: Any,
+        config: RunnableConfig | None = None,
+        tools: Sequence[Any] = (),
     ) -> Assembled:
         """Record what the state holds that the graph does not, and assemble the next
-        request on the state's branch (a new fork when the state left it)."""
+        request on the state's branch (a new fork when the state left it). ``tools``: the
+        model's tools (LangChain tools: their ``metadata`` may say ``readOnlyHint``), declared
+        in the conversation."""
         started, started_cpu = time.perf_counter(), time.thread_time()
         conversation = self.conversation_of(config)
         rec = self.recorder(conversation)
+        infos = tool_infos(tools)
+        if infos:
+            rec.declare_tools(infos)
         branch = rec.sync(_branch(state, rec), to_items(messages))
         t0, c0 = time.perf_counter(), time.thread_time()
         assembly = self.vg.assembly.assemble(
@@ -230,6 +255,21 @@ class ThreadRecorders:
         """Keep a tool's output as its call's artifact, as the tool returned it."""
         rec = self.recorder(self.conversation_of(config))
         rec.append(_branch(state, rec), [result_of(message)])
+
+
+def tool_infos(tools: Sequence[Any]) -> list[ToolInfo]:
+    """LangChain tools (``BaseTool``: ``name``, ``description``, ``metadata``) as the tool
+    declarations of the conversation; a provider's built-in tool given as a dict is skipped."""
+    out: list[ToolInfo] = []
+    for t in tools:
+        name = getattr(t, "name", None)
+        if not isinstance(name, str) or not name:
+            continue
+        description = getattr(t, "description", None)
+        out.append(ToolInfo(name, read_only_hint(getattr(t, "metadata", None) or {}),
+                            description if isinstance(description, str) and description
+                            else None))
+    return out
 
 
 def _branch(state: Any, rec: Recorder) -> str:

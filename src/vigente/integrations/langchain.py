@@ -104,7 +104,7 @@ class VigenteMiddleware(AgentMiddleware[VigenteAgentState, Any, Any]):
         # middleware's edit of it for this one call, not something that happened
         state = request.state if isinstance(request.state, dict) else {}
         history = state.get("messages") or request.messages
-        prepared = self.threads.prepare(history, state)
+        prepared = self.threads.prepare(history, state, tools=request.tools or ())
         return prepared, request.override(messages=cast("list[AnyMessage]", prepared.messages))
 
     def _finish(

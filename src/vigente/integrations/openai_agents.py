@@ -18,7 +18,16 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from vigente.integrations.recorder import Call, Item, Recorder, Result, Said, Turn
+from vigente.integrations.recorder import (
+    Call,
+    Item,
+    Recorder,
+    Result,
+    Said,
+    ToolInfo,
+    Turn,
+    read_only_hint,
+)
 
 if TYPE_CHECKING:
     from agents.items import TResponseInputItem
@@ -164,6 +173,24 @@ class VigenteSession:
         )
         #: The id of the assembly the last ``get_items`` returned (``vg.assembly.explain``).
         self.last_assembly_id: str | None = None
+
+    def declare_tools(self, tools: Sequence[Any], *, read_only: Sequence[str] = ()) -> None:
+        """Declare the agent's tools in the conversation (``agent.tools``, or the MCP
+        ``Tool`` objects of ``await server.list_tools()``): a tool is read-only when its MCP
+        annotations say ``readOnlyHint`` or its name is in ``read_only`` (the SDK's function
+        tools carry no such flag). Only read-only tools are ever suggested to the model to run
+        again when a value it read is stale."""
+        infos = []
+        for t in tools:
+            name = getattr(t, "name", None)
+            if not isinstance(name, str) or not name:
+                continue
+            description = getattr(t, "description", None)
+            hinted = read_only_hint(getattr(t, "annotations", None) or {})
+            infos.append(ToolInfo(name, hinted or name in read_only,
+                                  description if isinstance(description, str) and description
+                                  else None))
+        self.recorder.declare_tools(infos)
 
     @property
     def branch(self) -> str:

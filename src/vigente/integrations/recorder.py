@@ -29,7 +29,7 @@ from vigente.runtime.content import raw_bytes
 from vigente.runtime.records import Message, ModelRun, ToolArtifact, ToolCall
 from vigente.runtime.service import Runtime
 
-__all__ = ["Call", "Item", "Recorder", "Result", "Said", "Turn"]
+__all__ = ["Call", "Item", "Recorder", "Result", "Said", "ToolInfo", "Turn", "read_only_hint"]
 
 _REPEAT = re.compile(r"#\d+$")
 
@@ -82,6 +82,30 @@ class Result:
 
 
 Item = Said | Turn | Result
+
+
+@dataclass(frozen=True, slots=True)
+class ToolInfo:
+    """What the application's framework says of one of the agent's tools (its code, not the
+    model: a trusted writer), declared in the conversation as a ``tool`` event."""
+
+    name: str
+    read_only: bool = False
+    description: str | None = None
+
+
+def read_only_hint(metadata: Any) -> bool:
+    """Whether a tool's metadata declares it read-only: MCP's ``readOnlyHint`` annotation
+    (as LangChain's MCP adapters copy it into ``tool.metadata``, or under ``annotations``),
+    or a ``read_only`` key. Only the value ``True`` counts: anything else may write."""
+    if not isinstance(metadata, Mapping):  # an MCP ToolAnnotations object (either SDK spelling)
+        return any(getattr(metadata, key, None) is True
+                   for key in ("readOnlyHint", "read_only_hint"))
+    for key in ("readOnlyHint", "read_only_hint", "read_only"):
+        if metadata.get(key) is True:
+            return True
+    annotations = metadata.get("annotations")
+    return annotations is not None and read_only_hint(annotations)
 
 
 def _hash(value: Any) -> str:
@@ -154,6 +178,7 @@ class Recorder:
         self._views: dict[str, list[_Entry]] = {}
         self._used: dict[str, set[str]] | None = None
         self._branches: dict[str, str | None] = {}
+        self._declared: dict[str, tuple[bool, str | None]] | None = None
 
     # -- the conversation ---------------------------------------------------------------
     def ensure(self) -> None:
@@ -185,6 +210,28 @@ class Recorder:
                     self._branches[self.root] = None
                     used.setdefault("branch", set()).add(self.root)
             self._used = used
+
+    def declare_tools(self, tools: Sequence[ToolInfo]) -> None:
+        """Declare the agent's tools in the conversation (a ``tool`` event each), once per
+        change: a tool declared read-only is the only kind a stale marker suggests running
+        again."""
+        self.ensure()
+        with self._lock:
+            if self._declared is None:
+                self._declared = {
+                    name: (d.read_only, d.description)
+                    for name, d in self.runtime.tool_declarations(self.conversation).items()
+                }
+            changed = [t for t in tools
+                       if self._declared.get(t.name) != (t.read_only, t.description)]
+            if not changed:
+                return
+            with self.runtime.transaction():
+                for t in changed:
+                    self.runtime.declare_tool(self.conversation, t.name, read_only=t.read_only,
+                                              description=t.description)
+            for t in changed:
+                self._declared[t.name] = (t.read_only, t.description)
 
     def branches(self) -> dict[str, str | None]:
         """Every branch of the conversation and its parent."""

@@ -428,10 +428,12 @@ def build_server(resolve: Resolver) -> MCPServer:
         refused event is named by its index and nothing is written). Kinds and their required
         fields: conversation (id, account), participant (id, model), branch (id; parent,
         fork_after), run (id, branch, participant, mode), message (id, branch, role
-        system|user|assistant, content), tool_call (id, run, name, arguments object),
-        tool_result (call, status succeeded|failed|deferred|pending, content), memory (id,
-        sources, summary), skill_state (run, skills), checkpoint (id, run, state), promote
-        (run, refs), share (ref, with). `at` (optional) is when it happened, with an offset."""
+        user|assistant, content), tool_call (id, run, name, arguments object), tool_result
+        (call, status succeeded|failed|deferred|pending, content), memory (id, sources,
+        summary), checkpoint (id, run, state), promote (run, refs), share (ref, with), tool
+        (name, description). `at` (optional) is when it happened, with an offset. System
+        messages, skill states and read-only tool declarations are instructions: this tool
+        refuses them (the application records them through a trusted writer)."""
 
         def run() -> dict[str, Any]:
             if (event is None) == (events is None):
@@ -441,7 +443,8 @@ def build_server(resolve: Resolver) -> MCPServer:
             for e in dumped:  # a model wrote it: its memories' claims are labelled as such
                 if e.get("event") == "memory":
                     e["writer"] = "mcp:record_event"
-            return apply_events(resolve(ctx), dumped, batch=events is not None)
+            # a model calls this tool: it may not write instructions (invariant 10)
+            return apply_events(resolve(ctx), dumped, batch=events is not None, trusted=False)
 
         return _call(run)
 

@@ -19,7 +19,8 @@ from vigente.time import Instant, current_instant
 if TYPE_CHECKING:
     from vigente.runtime.service import Runtime
 
-__all__ = ["EVENTS", "RuntimeImportReport", "apply_event", "import_events"]
+__all__ = ["EVENTS", "RuntimeImportReport", "apply_event", "import_events",
+           "untrusted_refusal"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +143,12 @@ def _share(rt: Runtime, e: dict[str, Any], at: Instant) -> None:
              at=at)
 
 
+def _tool(rt: Runtime, e: dict[str, Any], at: Instant) -> None:
+    rt.declare_tool(e["conversation"], _get(e, "name", str, required=True),
+                    read_only=_get(e, "read_only", bool, default=False),
+                    description=_get(e, "description", str), at=at)
+
+
 EVENTS: dict[str, Callable[[Runtime, dict[str, Any], Instant], None]] = {
     "conversation": _conversation,
     "participant": _participant,
@@ -155,12 +162,38 @@ EVENTS: dict[str, Callable[[Runtime, dict[str, Any], Instant], None]] = {
     "checkpoint": _checkpoint,
     "promote": _promote,
     "share": _share,
+    "tool": _tool,
 }
 
 
-def apply_event(rt: Runtime, event: dict[str, Any], at: Instant) -> None:
-    """Apply one event (already carrying its ``at``) inside the caller's transaction."""
+def untrusted_refusal(event: dict[str, Any]) -> str | None:
+    """Why a model-facing writer (an MCP tool, a model's own output) may not write ``event``,
+    or None: instructions (a ``system`` message, a skill state) and the claim that a tool is
+    read-only come only from trusted writers (DESIGN.md, invariant 10)."""
     kind = event.get("event")
+    how = ("write it through a trusted writer instead: `vigente runtime import`, the HTTP API "
+           "(POST /v1/events) or vg.runtime in the application")
+    if kind == "message" and event.get("role") == "system":
+        return (f"a model-facing writer cannot record a system message (instructions come "
+                f"only from trusted writers): record it with role user or assistant, or {how}")
+    if kind == "skill_state":
+        return ("a model-facing writer cannot record a skill state (it becomes system text): "
+                + how)
+    if kind == "tool" and event.get("read_only") not in (None, False):
+        return ("a model-facing writer cannot declare a tool read-only (only a read-only tool "
+                "is ever suggested to a model to run again): " + how)
+    return None
+
+
+def apply_event(rt: Runtime, event: dict[str, Any], at: Instant, *,
+                trusted: bool = True) -> None:
+    """Apply one event (already carrying its ``at``) inside the caller's transaction.
+    ``trusted`` false: the writer faces a model (see :func:`untrusted_refusal`)."""
+    kind = event.get("event")
+    if not trusted:
+        refusal = untrusted_refusal(event)
+        if refusal is not None:
+            raise InvalidInput(refusal)
     if kind not in EVENTS:
         hint = (
             " (`expect` lines are a scenario's checks: run the file with `vigente scenario run`)"
@@ -174,8 +207,10 @@ def apply_event(rt: Runtime, event: dict[str, Any], at: Instant) -> None:
 
 
 def import_events(rt: Runtime, source: str | Path | Iterable[bytes | str], *,
-                  now: Instant | None = None) -> RuntimeImportReport:
-    """Import an event log atomically; a bad line names its number and nothing is written."""
+                  now: Instant | None = None, trusted: bool = True) -> RuntimeImportReport:
+    """Import an event log atomically; a bad line names its number and nothing is written.
+    ``trusted`` false: the log comes from a model-facing writer, which may not write
+    instructions (see :func:`untrusted_refusal`)."""
     lines = read_lines(source) if isinstance(source, str | Path) else source
     clock = now or current_instant()
     at = clock
@@ -188,7 +223,7 @@ def import_events(rt: Runtime, source: str | Path | Iterable[bytes | str], *,
                     if not isinstance(event["at"], str):
                         raise InvalidInput('"at" must be a date or timestamp string')
                     at = rt.instant(event["at"])
-                apply_event(rt, event, at)
+                apply_event(rt, event, at, trusted=trusted)
             except VigenteError as exc:
                 raise ImportFileError(number, str(exc)) from None
             counts[str(event["event"])] += 1

@@ -41,6 +41,7 @@ __all__ = [
     "SkillState",
     "ToolArtifact",
     "ToolCall",
+    "ToolDeclaration",
     "ToolMemory",
     "UserMemory",
     "from_record",
@@ -284,6 +285,9 @@ class ToolMemory:
     lossless: bool = False
     writer: str | None = None
     asserted: tuple[str, ...] = ()
+    #: What the redaction step took out of the result before the extractor read it: one
+    #: ``{"rule", "path"}`` per credential (the rule that matched and where, never the value).
+    redactions: tuple[dict[str, str], ...] = ()
     seq: int = 0
 
     def is_stale(self, at: Instant) -> bool:
@@ -388,14 +392,33 @@ class Link:
     seq: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class ToolDeclaration:
+    """What a trusted writer declares about a tool of the conversation (the ``tool`` event):
+    ``read_only`` — it only reads, so a stale marker may suggest reading again with it (a
+    tool not declared read-only may change the world: no hint ever asks a model to re-run
+    it). A later declaration of the same ``name`` replaces an earlier one from its knowledge
+    time on (``id`` is the name, then ``name@2``, ``name@3`` …)."""
+
+    KIND: ClassVar[str] = "tool"
+    conversation_id: str
+    id: str
+    known_from: Instant
+    name: str
+    read_only: bool = False
+    description: str | None = None
+    seq: int = 0
+
+
 Node = (
     Participant | Branch | ModelRun | Message | ToolCall | ToolArtifact | ToolMemory | UserMemory
-    | SkillState | ContinuationCheckpoint | Promotion | Share | Link
+    | SkillState | ContinuationCheckpoint | Promotion | Share | Link | ToolDeclaration
 )
 _CLASSES: dict[str, type[Any]] = {
     cls.KIND: cls
     for cls in (Participant, Branch, ModelRun, Message, ToolCall, ToolArtifact, ToolMemory,
-                UserMemory, SkillState, ContinuationCheckpoint, Promotion, Share, Link)
+                UserMemory, SkillState, ContinuationCheckpoint, Promotion, Share, Link,
+                ToolDeclaration)
 }
 _NAMES: dict[str, frozenset[str]] = {
     kind: frozenset(f.name for f in dataclasses.fields(cls)) for kind, cls in _CLASSES.items()

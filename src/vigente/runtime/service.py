@@ -46,11 +46,14 @@ from vigente.runtime.records import (
     SkillState,
     ToolArtifact,
     ToolCall,
+    ToolDeclaration,
     ToolMemory,
     UserMemory,
     from_record,
     to_record,
 )
+from vigente.runtime.redact import Redaction, redact_content
+from vigente.runtime.trust import check_names
 from vigente.store.base import Store
 from vigente.time import Instant, TimeLike, current_instant
 
@@ -443,6 +446,14 @@ class Runtime(RuntimeReads):
 
     def _derived_memory(self, artifact: ToolArtifact, arguments: bytes, result: bytes
                         ) -> ToolMemory | None:
+        # the extractor reads the result with its credentials taken out (runtime/redact.py):
+        # a memory is model-facing; the artifact keeps the raw bytes for the audit
+        redactions: tuple[Redaction, ...] = ()
+        if artifact.result_ref.encoding != "binary":
+            text, redactions = redact_content(result.decode("utf-8"),
+                                              artifact.result_ref.encoding)
+            if redactions:
+                result = text.encode("utf-8")
         extraction = self.extractor.extract(artifact.tool_name, artifact.status, arguments,
                                             result)
         if extraction is None:
@@ -465,7 +476,10 @@ class Runtime(RuntimeReads):
             revalidate_with=(artifact.tool_name,), provenance=(f"artifact:{artifact.id}",),
             resolution_status=artifact.status, extractor=self.extractor.name,
             anchor=artifact.anchor, form=form,
-            lossless=bool(extraction.facts) and decodes_to(extraction.facts, result),
+            # a memory with a credential taken out is not the result as it was
+            lossless=bool(extraction.facts) and not redactions
+            and decodes_to(extraction.facts, result),
+            redactions=tuple(r.as_dict() for r in redactions),
         )
 
     def _stale_after(self, freshness: str, observed: Instant) -> Instant | None:
@@ -677,11 +691,48 @@ class Runtime(RuntimeReads):
                     count += 1
                     state_id = f"{run}@{count + 1}"
             self._absent(conversation, ["skill_state"], state_id, "skill state")
+            # names only: they become system text (runtime/trust.py)
             node = SkillState(conversation, state_id, self._known(conversation, at), run,
-                              owner.branch_id, owner.participant_id, _names("skills", skills),
-                              _names("tools", tools), profile)
+                              owner.branch_id, owner.participant_id,
+                              check_names("skill", _names("skills", skills)),
+                              check_names("tool", _names("tools", tools)),
+                              None if profile is None
+                              else check_names("profile", [_text("profile", profile)])[0])
             self._append(node)
         return node
+
+    def declare_tool(self, conversation: str, name: str, *, read_only: bool = False,
+                     description: str | None = None, at: TimeLike | None = None
+                     ) -> ToolDeclaration:
+        """Declare what a tool of the conversation does (the ``tool`` event). Only a tool
+        declared ``read_only`` is ever suggested to a model to read a stale value again; a
+        later declaration of the same name replaces this one from its knowledge time on."""
+        if not isinstance(read_only, bool):
+            raise InvalidInput(f"read_only must be true or false, got {read_only!r}")
+        with self.transaction():
+            self._conversation(conversation)
+            check_name("tool name", name)
+            count = len(self._find(conversation, ["tool"], record_ids=[name]))
+            tool_id = name if not count else f"{name}@{count + 1}"
+            while self._find(conversation, ["tool"], record_ids=[tool_id]):
+                count += 1
+                tool_id = f"{name}@{count + 1}"
+            node = ToolDeclaration(conversation, tool_id, self._known(conversation, at), name,
+                                   read_only,
+                                   None if description is None
+                                   else _text("description", description))
+            self._append(node)
+        return node
+
+    def tool_declarations(self, conversation: str, *, known_at: TimeLike | None = None
+                          ) -> dict[str, ToolDeclaration]:
+        """Each declared tool's latest declaration as known at ``known_at`` (default: now)."""
+        k = self._at(known_at)
+        out: dict[str, ToolDeclaration] = {}
+        for r in self.store.runtime_records(conversation, kinds=["tool"], known_at=k):
+            node: ToolDeclaration = from_record(r)
+            out[node.name] = node  # in seq order: the latest wins
+        return out
 
     def record_checkpoint(self, conversation: str, checkpoint: str, *, run: str,
                           state: Mapping[str, Any], at: TimeLike | None = None
@@ -755,11 +806,15 @@ class Runtime(RuntimeReads):
 
     # -- imports and erasure ---------------------------------------------------------------
     def import_events(self, source: str | Path | Iterable[bytes | str], *,
-                      now: TimeLike | None = None) -> RuntimeImportReport:
-        """Import an event log (``RUNTIME.md``) atomically; a bad line names its number."""
+                      now: TimeLike | None = None, trusted: bool = True
+                      ) -> RuntimeImportReport:
+        """Import an event log (``RUNTIME.md``) atomically; a bad line names its number.
+        ``trusted=False`` for a log a model wrote (an MCP tool): it may not write system
+        messages, skill states or read-only tool declarations."""
         from vigente.runtime.events import import_events
 
-        return import_events(self, source, now=None if now is None else self.instant(now))
+        return import_events(self, source, now=None if now is None else self.instant(now),
+                             trusted=trusted)
 
     def import_openai(self, path: str | Path, *, conversation: str, account: str,
                       trial: int | None = None, model: str = "unknown",
