@@ -14,6 +14,7 @@ each surface, with nothing recorded. On SQLite and PostgreSQL.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -104,7 +105,11 @@ def _search(vg: Vigente, query: str, options: dict[str, Any], **extra: Any) -> S
 
 
 def _worded(result: dict[str, Any]) -> list[tuple[str, str, str]]:
-    return [(h["version_id"], h["citation"], h["why"]) for h in result["hits"]]
+    """Each hit's id, citation and why; a search as known now reads at its very moment, which
+    the why words to the minute: the minute is left out, as two searches may fall either side
+    of one."""
+    return [(h["version_id"], h["citation"], re.sub(r"\d\d:\d\d UTC", "HH:MM UTC", h["why"]))
+            for h in result["hits"]]
 
 
 def _unworded(result: dict[str, Any]) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from vigente.evidence.dates import Language, check_language
 from vigente.evidence.wording import article, gender, italian_moment, italian_period, participle
+from vigente.kernel.statement import moment
 from vigente.kernel.versions import Version
 from vigente.time import Instant
 
@@ -40,7 +41,9 @@ def _known(k: Instant, snapshot: Version, lang: Language) -> str:
     if lang == "it":
         held = italian_moment(snapshot.known_from, "dal")
         return f"come noto {italian_moment(k, 'al')} (nell'archivio {held})"
-    return f"known on {k} (held since {snapshot.known_from})"
+    # minute precision, as the evidence statement words a moment (a search as known now reads
+    # at this very moment, microseconds included)
+    return f"known on {moment(k)} (held since {snapshot.known_from})"
 
 
 def _by(reference: str) -> str:
