@@ -7,7 +7,6 @@ the same inputs always give the same evidence (DESIGN.md invariants 2 and 3).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import replace
 
 from vigente.kernel.evidence import (
     Evidence,
@@ -275,16 +274,16 @@ def as_known_at(candidates: list[Version], known_at: Instant) -> list[Version]:
     """The candidate rows as the store held them at ``known_at``: rows learned later dropped,
     rows closed later open again (the list itself when nothing differs, as on most answers)."""
     k = known_at.micros
-    if not any(
-        v.known_from.micros > k or (v.known_to is not None and v.known_to.micros > k)
-        for v in candidates
-    ):
-        return candidates
-    rows: list[Version] = []
-    for v in candidates:
-        if v.known_from.micros > k:
+    rows: list[Version] | None = None
+    for n, v in enumerate(candidates):
+        known_to = v.known_to
+        if v.known_from.micros <= k and (known_to is None or known_to.micros <= k):
+            if rows is not None:
+                rows.append(v)
             continue
-        if v.known_to is not None and v.known_to.micros > k:
-            v = replace(v, known_to=None)
-        rows.append(v)
-    return rows
+        if rows is None:
+            rows = candidates[:n]
+        if v.known_from.micros <= k:  # closed after k: still open as known at k
+            rows.append(Version(v.version_id, v.lineage, v.scope, v.source, v.value_json,
+                                v.valid_from, v.valid_to, v.known_from, None))
+    return candidates if rows is None else rows
