@@ -327,3 +327,28 @@ def test_every_command_has_help_and_is_in_the_readme() -> None:
     for name, command in cli.commands.items():
         assert command.help, f"{name} has no help text"
         assert "vigente --db" in readme and f" {name} " in readme, f"{name} not in README"
+
+
+def test_the_cli_refuses_a_write_behind_an_answer_it_gave(tmp_path: Path) -> None:
+    """Issue 20's reproduction, as a user types it: an answer as known on 2026-09-10, then a
+    source dated 2026-09-04 is refused with `Error:` naming the horizon, the answer stays, and
+    the same fact learned now is accepted."""
+    db = str(tmp_path / "h.db")
+    code, _ = run(db, "record", "lim", "80", "--valid-from", "2026-09-01", "--known-at",
+                  "2026-09-03", "--source", "policy")
+    assert code == 0
+    ask = ("ask", "lim", "--at", "2026-09-10", "--known-at", "2026-09-10", "--json")
+    code, before = run(db, *ask)
+    assert code == 0 and json.loads(before)["status"] == "supported"
+    code, out = run(db, "record", "lim", "90", "--valid-from", "2026-09-01", "--known-at",
+                    "2026-09-04", "--source", "mirror")
+    assert code == 1 and out.startswith("Error: ") and "2026-09-10" in out
+    code, out = run(db, "precedence", "policy", "mirror", "--known-at", "2026-09-01")
+    assert code == 1 and "2026-09-10" in out
+    code, after = run(db, *ask)
+    assert {k: v for k, v in json.loads(after).items() if k != "now"} == {
+        k: v for k, v in json.loads(before).items() if k != "now"}
+    code, _ = run(db, "record", "lim", "90", "--valid-from", "2026-09-01", "--source", "mirror")
+    assert code == 0  # learned now: dated by the store after every answer given
+    code, listed = run(db, "backfills", "--json")
+    assert json.loads(listed)["answered_horizon"] == "2026-09-10"
