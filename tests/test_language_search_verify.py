@@ -106,10 +106,12 @@ def _search(vg: Vigente, query: str, options: dict[str, Any], **extra: Any) -> S
 
 def _worded(result: dict[str, Any]) -> list[tuple[str, str, str]]:
     """Each hit's id, citation and why; a search as known now reads at its very moment, which
-    the why words to the minute: the minute is left out, as two searches may fall either side
-    of one."""
-    return [(h["version_id"], h["citation"], re.sub(r"\d\d:\d\d UTC", "HH:MM UTC", h["why"]))
-            for h in result["hits"]]
+    they word to the minute: the minute is left out, as two searches may fall either side of
+    one."""
+    def minute(text: str) -> str:
+        return re.sub(r"\d\d:\d\d UTC", "HH:MM UTC", text)
+
+    return [(h["version_id"], minute(h["citation"]), minute(h["why"])) for h in result["hits"]]
 
 
 def _unworded(result: dict[str, Any]) -> dict[str, Any]:
