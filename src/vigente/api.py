@@ -32,7 +32,7 @@ from vigente.jsonl import json_objects, read_lines
 from vigente.kernel.decision import decide
 from vigente.kernel.decisions import Decision, new_decision
 from vigente.kernel.evidence import Evidence
-from vigente.kernel.horizon import Backfill, fix_answer, new_backfill
+from vigente.kernel.horizon import Backfill, fix_answer, record_backfill
 from vigente.kernel.ledger import (
     StatementRefused,
     WriteResult,
@@ -456,11 +456,9 @@ class Vigente:
                 apply_writes(self.store, statements, each_round=tally,
                              backfill=backfill is not None)
                 if backfill is not None and statements:
-                    self.store.append_backfill(new_backfill(
-                        "import", backfill.strip(), len(statements),
-                        min(w.known_at for w in statements), max(w.known_at for w in statements),
-                        self.store.answered_horizon(),
-                    ))  # fmt: skip
+                    record_backfill(self.store, "import", backfill.strip(), len(statements),
+                                    min(w.known_at for w in statements),
+                                    max(w.known_at for w in statements))
         except StatementRefused as refused:
             number = writes[refused.index][0]
             if isinstance(refused.error, AnsweredHistoryError):  # a 409, not bad input

@@ -5,6 +5,7 @@ test over arbitrary interleavings of writes, precedence rules and questions."""
 from __future__ import annotations
 
 import datetime as dt
+import threading
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -182,6 +183,51 @@ def test_a_backfill_is_explicit_and_recorded(vg: Vigente) -> None:
     assert backfill.as_dict()["behind_horizon"] is True
     assert str(backfill.earliest) == "2026-09-04" and str(backfill.horizon) == "2026-09-10"
     assert backfill.reason == "mirror's archive, found in the 2026 audit"
+
+
+def test_a_search_fixes_the_horizon_too(vg: Vigente) -> None:
+    vg.record("svc/upload-limit-mb", 80, valid_from="2026-09-01", known_at="2026-09-03",
+              source="policy")
+    found = vg.search("upload limit", valid_at="2026-09-10", known_at="2026-09-10")
+    assert [h.value for h in found.hits] == [80]
+    assert str(vg.answered_horizon()) == "2026-09-10"
+    with pytest.raises(AnsweredHistoryError):
+        vg.record("svc/upload-limit-mb", 90, valid_from="2026-09-01", known_at="2026-09-05",
+                  source="mirror")
+
+
+def test_a_question_waits_for_a_write_in_flight(store_url: str) -> None:
+    """A question fixes the horizon only once the writes in flight have committed, so its
+    answer already holds them: a writer that checked the horizon before the question cannot
+    commit behind it. (The pause gives a question that did not wait the time to answer first;
+    the assertions do not depend on how long anything takes.)"""
+    with Vigente.open(store_url) as writer, Vigente.open(store_url) as reader:
+        writer.record("lim", 80, valid_from="2026-09-01", known_at="2026-09-03", source="p")
+        holding, release = threading.Event(), threading.Event()
+        answers: list[dict[str, Any]] = []
+
+        def write() -> None:
+            with writer.transaction():
+                writer.record("lim", 90, valid_from="2026-09-01", known_at="2026-09-05",
+                              source="q")
+                holding.set()
+                release.wait(30)
+
+        def question() -> None:
+            answers.append(ask(reader, valid_at="2026-09-10", known_at="2026-09-10"))
+
+        writing = threading.Thread(target=write)
+        writing.start()
+        assert holding.wait(30)
+        asking = threading.Thread(target=question)
+        asking.start()
+        asking.join(0.5)  # a question that does not wait answers here, before the commit
+        release.set()
+        writing.join(30)
+        asking.join(30)
+        (answer,) = answers
+        assert answer["status"] == "conflict" and sorted(answer["values"]) == [80, 90]
+        assert ask(reader, valid_at="2026-09-10", known_at="2026-09-10") == answer
 
 
 # -- the general guarantee, over arbitrary interleavings ------------------------------------

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from vigente.corpus.reader import CorpusReader, CorpusReport, LineageImport
 from vigente.evidence.documents import Documents, claim_step, withdrawal_step
 from vigente.evidence.records import DocumentVersion, Relation, document_version_id
-from vigente.kernel.horizon import new_backfill
+from vigente.kernel.horizon import record_backfill
 from vigente.kernel.values import Scope
 from vigente.store.base import Write
 from vigente.time import Instant
@@ -125,10 +125,8 @@ def import_corpus(
         flush()
         if counts.steps:
             # The corpus is history learned long ago: a backfill, recorded for audits.
-            vg.store.append_backfill(new_backfill(
-                "corpus", f"corpus import of {lineages} lineages", counts.steps, span[0], span[1],
-                vg.store.answered_horizon(),
-            ))  # fmt: skip
+            record_backfill(vg.store, "corpus", f"corpus import of {lineages} lineages",
+                            counts.steps, span[0], span[1])
     return CorpusImport(reader.report(), lineages, counts.added, counts.unchanged, counts.steps)
 
 

@@ -37,7 +37,7 @@ from vigente.evidence.records import (
     parse_relation,
 )
 from vigente.jsonl import json_objects
-from vigente.kernel.horizon import check_after_horizon
+from vigente.kernel.horizon import check_after, learned_now
 from vigente.kernel.ledger import StatementRefused, apply_writes
 from vigente.kernel.values import Scope, check_name
 from vigente.store.base import Write
@@ -192,11 +192,11 @@ class Documents:
         horizon = self._store.answered_horizon()
         if horizon is None or horizon < version.published:
             return version
-        if now is None:  # this moment, after every answer given (none can be fixed meanwhile)
-            learned = max(current_instant(), Instant(horizon.micros + 1))
+        if now is None:
+            learned = learned_now(horizon)
         else:
             learned = self._vg.instant(now)
-            check_after_horizon(self._store, learned, f"version {version.label!r}")
+            check_after(horizon, learned, f"version {version.label!r}")
         return replace(version, learned=learned)
 
     def import_lines(self, lines: Sequence[bytes | str], *, now: TimeLike | None = None

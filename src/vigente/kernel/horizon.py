@@ -29,7 +29,14 @@ from vigente.time import Instant, current_instant
 if TYPE_CHECKING:
     from vigente.store.base import Store
 
-__all__ = ["Backfill", "check_after_horizon", "fix_answer", "new_backfill"]
+__all__ = [
+    "Backfill",
+    "check_after",
+    "check_after_horizon",
+    "fix_answer",
+    "learned_now",
+    "record_backfill",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,18 +69,19 @@ class Backfill:
         }
 
 
-def new_backfill(
-    kind: str, reason: str, statements: int, earliest: Instant, latest: Instant,
-    horizon: Instant | None,
+def record_backfill(
+    store: Store, kind: str, reason: str, statements: int, earliest: Instant, latest: Instant
 ) -> Backfill:
-    return Backfill(uuid.uuid4().hex[:16], current_instant(), kind, reason, statements,
-                    earliest, latest, horizon)  # fmt: skip
+    """Inside the backfill's own transaction: record it, with the horizon it may pass."""
+    backfill = Backfill(uuid.uuid4().hex[:16], current_instant(), kind, reason, statements,
+                        earliest, latest, store.answered_horizon())  # fmt: skip
+    store.append_backfill(backfill)
+    return backfill
 
 
-def check_after_horizon(store: Store, earliest: Instant, what: str) -> Instant | None:
-    """Inside a write transaction: refuse ``what`` (dated ``earliest`` at the soonest) when the
-    store has already answered as known at that time or later. Returns the horizon."""
-    horizon = store.answered_horizon()
+def check_after(horizon: Instant | None, earliest: Instant, what: str) -> None:
+    """Refuse ``what`` (dated ``earliest`` at the soonest) when the store has already answered
+    as known at that time or later (``horizon``, read inside the write's transaction)."""
     if horizon is not None and earliest <= horizon:
         raise AnsweredHistoryError(
             f"{what} is dated {earliest} on the knowledge axis, but this store has already "
@@ -85,7 +93,18 @@ def check_after_horizon(store: Store, earliest: Instant, what: str) -> Instant |
             "`vigente import FILE --backfill REASON`, recorded for audits",
             horizon,
         )
-    return horizon
+
+
+def check_after_horizon(store: Store, earliest: Instant, what: str) -> None:
+    """:func:`check_after` against the store's horizon (inside a write transaction)."""
+    check_after(store.answered_horizon(), earliest, what)
+
+
+def learned_now(horizon: Instant | None) -> Instant:
+    """The knowledge time of a write learned now, inside its transaction: this moment, and
+    after every answer given (none can be fixed until the transaction ends)."""
+    at = current_instant()
+    return at if horizon is None or horizon < at else Instant(horizon.micros + 1)
 
 
 def fix_answer(store: Store, known_at: Instant, now: Instant, *, pinned: bool) -> None:

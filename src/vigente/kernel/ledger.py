@@ -20,11 +20,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from vigente.errors import HistoryRewriteError, VigenteError
-from vigente.kernel.horizon import check_after_horizon
+from vigente.kernel.horizon import check_after, check_after_horizon, learned_now
 from vigente.kernel.values import Scope
 from vigente.kernel.versions import PrecedenceRule, Version
 from vigente.store.base import Store, Timeline, Write
-from vigente.time import Instant, Interval, current_instant
+from vigente.time import Instant, Interval
 
 __all__ = ["StatementRefused", "WriteResult", "apply_write", "apply_writes", "set_precedence"]
 
@@ -118,31 +118,25 @@ def apply_writes(
         # other instead of deadlocking.
         timelines = {Timeline(w.lineage, w.scope, w.source) for w in writes}
         store.lock_timelines(sorted(timelines, key=Timeline.order))
-        if any(w.stamped for w in writes):
-            writes = _stamp(store, writes)
-        if writes and not backfill:
-            _check_horizon(store, writes)
+        stamped = any(w.stamped for w in writes)
+        if writes and (stamped or not backfill):
+            horizon = store.answered_horizon()  # read once, under the writers' lock
+            if stamped:  # learned now: dated here, after every answer given
+                at = learned_now(horizon)
+                writes = [replace(w, known_at=at) if w.stamped else w for w in writes]
+            if not backfill:
+                _check_horizon(horizon, writes)
         size = store.write_round
         for start in range(0, len(writes), size):
             keep(_apply_round(store, writes[start : start + size], start))
     return results
 
 
-def _stamp(store: Store, writes: Sequence[Write]) -> list[Write]:
-    """The statements known "now" dated at this moment, inside the transaction: after every
-    answer given (no answer can be fixed from here until the transaction ends)."""
-    at = current_instant()
-    horizon = store.answered_horizon()
-    if horizon is not None and at <= horizon:
-        at = Instant(horizon.micros + 1)
-    return [replace(w, known_at=at) if w.stamped else w for w in writes]
-
-
-def _check_horizon(store: Store, writes: Sequence[Write]) -> None:
+def _check_horizon(horizon: Instant | None, writes: Sequence[Write]) -> None:
     earliest = min(range(len(writes)), key=lambda i: writes[i].known_at)
     w = writes[earliest]
     try:
-        check_after_horizon(store, w.known_at, f"{w.lineage!r} from source {w.source!r}")
+        check_after(horizon, w.known_at, f"{w.lineage!r} from source {w.source!r}")
     except HistoryRewriteError as exc:
         raise StatementRefused(earliest, exc) from None
 

@@ -38,7 +38,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 __all__ = ["RULES", "Redaction", "card_number", "redact_content", "redact_memory", "redact_text",
@@ -343,8 +343,6 @@ def redact_memory(node: Any) -> tuple[Any, tuple[Redaction, ...]]:
     earlier = tuple(Redaction(r["rule"], r["path"]) for r in getattr(node, "redactions", ()))
     out = node
     if in_summary or in_facts:
-        from dataclasses import replace
-
         out = replace(node, summary=summary, facts=facts)
     answer = (out, (*earlier, *in_summary, *in_facts))
     if len(_MEMORIES) >= _CACHE_LIMIT:
