@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 import os
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -124,7 +126,19 @@ def serve(
             host=host,
         )
     )
-    uvicorn.run(app, host=host, port=port, log_level="info")
+    # vigente's access log names each route's template, never the ids in its path (which a
+    # purge must be able to erase): uvicorn's own, which prints raw paths, is off.
+    uvicorn.run(app, host=host, port=port, log_level="info", access_log=False,
+                log_config=_log_config())
+
+
+def _log_config() -> dict[str, Any]:
+    """uvicorn's logging, with vigente's loggers (the access log among them) on its handler."""
+    from uvicorn.config import LOGGING_CONFIG
+
+    config = copy.deepcopy(LOGGING_CONFIG)
+    config["loggers"]["vigente"] = {"handlers": ["default"], "level": "INFO", "propagate": False}
+    return config
 
 
 @cli.command("mcp")

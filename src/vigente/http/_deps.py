@@ -7,7 +7,7 @@ tenant's data. Admin endpoints depend on :func:`admin_caller`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -18,7 +18,12 @@ from vigente.http._errors import ApiError
 from vigente.http._limits import RateLimiter
 from vigente.http.tenants import Caller, TenantRegistry
 
-__all__ = ["AdminCaller", "ServiceState", "TenantStore", "admin_caller", "tenant_store"]
+__all__ = ["AdminCaller", "ServiceState", "TenantStore", "admin_caller", "caller_of", "client_of",
+           "tenant_store"]
+
+#: Failed authentications a client address may make at once, and per second on average.
+AUTH_FAILURE_BURST = 20
+AUTH_FAILURE_RATE = 1.0
 
 _bearer = HTTPBearer(auto_error=False, description="An API key: `Authorization: Bearer vgk_…`")
 
@@ -29,6 +34,16 @@ class ServiceState:
 
     registry: TenantRegistry
     limiter: RateLimiter
+    #: failed authentications per client address: a client that keeps sending wrong keys is
+    #: refused (429) before its keys are checked, until its bucket refills
+    auth_failures: RateLimiter = field(
+        default_factory=lambda: RateLimiter(AUTH_FAILURE_RATE, AUTH_FAILURE_BURST)
+    )
+
+
+def client_of(request: Request) -> str | None:
+    """The request's client address (None when the server does not know it)."""
+    return request.client.host if request.client is not None else None
 
 
 def _state(request: Request) -> ServiceState:
@@ -36,8 +51,29 @@ def _state(request: Request) -> ServiceState:
     return state
 
 
-def caller_of(state: ServiceState, credentials: HTTPAuthorizationCredentials | None) -> Caller:
-    """The caller of a request, after its key and rate limit are checked."""
+def _too_many_failures(wait: float) -> ApiError:
+    return ApiError(
+        429,
+        "rate_limited",
+        f"too many failed authentications from this address (at most {AUTH_FAILURE_BURST} at "
+        f"once, {AUTH_FAILURE_RATE:g} per second): check the key, and retry after "
+        f"{RateLimiter.retry_after(wait)} s",
+        {"Retry-After": RateLimiter.retry_after(wait)},
+    )
+
+
+def caller_of(
+    state: ServiceState,
+    credentials: HTTPAuthorizationCredentials | None,
+    client: str | None = None,
+) -> Caller:
+    """The caller of a request, after its key and rate limit are checked. ``client``: the
+    request's address, whose failed authentications are limited."""
+    failures = f"client:{client}"
+    if client is not None:
+        wait = state.auth_failures.wait(failures)
+        if wait is not None:
+            raise _too_many_failures(wait)
     if credentials is None or not credentials.credentials:
         raise ApiError(
             401,
@@ -48,6 +84,8 @@ def caller_of(state: ServiceState, credentials: HTTPAuthorizationCredentials | N
         )
     caller = state.registry.authenticate(credentials.credentials)
     if caller is None:
+        if client is not None:
+            state.auth_failures.take(failures)
         raise ApiError(
             401,
             "unauthorized",
@@ -73,7 +111,7 @@ def tenant_store(
 ) -> Vigente:
     """The store of the tenant the request's key belongs to."""
     state = _state(request)
-    caller = caller_of(state, credentials)
+    caller = caller_of(state, credentials, client_of(request))
     if caller.tenant is None:
         raise ApiError(
             403,
@@ -96,7 +134,7 @@ def admin_caller(
             "this server has no admin key: start it with VIGENTE_ADMIN_KEY set or "
             "with --admin-key-file",
         )
-    caller = caller_of(state, credentials)
+    caller = caller_of(state, credentials, client_of(request))
     if not caller.is_admin:
         raise ApiError(
             403,

@@ -15,6 +15,8 @@ import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
+from vigente.jsonlimits import JSONTooDeep, check_json_depth
+
 __all__ = ["BodySizeLimit", "RateLimiter"]
 
 Scope = MutableMapping[str, Any]
@@ -31,7 +33,8 @@ DRAIN_BYTES = 1 << 20
 class BodySizeLimit:
     """ASGI middleware: refuse a request body larger than ``max_bytes`` with 413, before the
     application reads any of it (a declared Content-Length is checked first, then the bytes as
-    they arrive)."""
+    they arrive); and a JSON body nested deeper than ``MAX_JSON_DEPTH`` with 400
+    ``json_too_deep``, before anything parses or walks it."""
 
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
         self.app = app
@@ -76,6 +79,12 @@ class BodySizeLimit:
             if not message.get("more_body", False):
                 break
         body = b"".join(chunks)
+        if body and _is_json(headers.get(b"content-type")):
+            try:
+                check_json_depth(body)
+            except JSONTooDeep as exc:
+                await _send_error(send, 400, "json_too_deep", str(exc), close=False)
+                return
         replayed = False
 
         async def replay() -> Message:
@@ -110,19 +119,22 @@ async def _drain(receive: Receive, read: int) -> None:
             return
 
 
-async def _send_error(send: Send, status: int, code: str, message: str) -> None:
+def _is_json(content_type: bytes | None) -> bool:
+    """A body the application will parse as JSON: declared so, or undeclared."""
+    if content_type is None:
+        return True
+    media = content_type.split(b";", 1)[0].strip().lower()
+    return media == b"application/json" or media.endswith(b"+json")
+
+
+async def _send_error(
+    send: Send, status: int, code: str, message: str, *, close: bool = True
+) -> None:
     body = json.dumps({"error": {"status": status, "code": code, "message": message}}).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-                (b"connection", b"close"),
-            ],
-        }
-    )
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if close:  # the body may be unread: the connection cannot carry another request
+        headers.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 
@@ -151,6 +163,14 @@ class RateLimiter:
                 return None
             self._buckets[key] = (tokens, now)
             return (1.0 - tokens) / self.rate
+
+    def wait(self, key: str) -> float | None:
+        """The seconds until ``key`` has a token again (None when it has one), spending none."""
+        with self._lock:
+            now = self._clock()
+            tokens, last = self._buckets.get(key, (float(self.burst), now))
+            tokens = min(float(self.burst), tokens + (now - last) * self.rate)
+            return None if tokens >= 1.0 else (1.0 - tokens) / self.rate
 
     @staticmethod
     def retry_after(wait: float) -> str:

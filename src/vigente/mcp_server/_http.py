@@ -67,7 +67,9 @@ def http_endpoint(
         async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
             credentials = _credentials(Headers(scope=scope).get("authorization"))
             try:
-                caller = await anyio.to_thread.run_sync(caller_of, state, credentials)
+                client = scope.get("client")
+                address = client[0] if client else None
+                caller = await anyio.to_thread.run_sync(caller_of, state, credentials, address)
                 if caller.tenant is None:
                     raise ApiError(
                         403,

@@ -20,7 +20,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials
 from starlette.staticfiles import StaticFiles
 
-from vigente.http._deps import caller_of
+from vigente.http._deps import caller_of, client_of
 from vigente.http._errors import ApiError
 from vigente.http.inspector import _evidence_pages, _refusals, _review_pages, _runtime_pages
 from vigente.http.inspector._auth import COOKIE, check_origin, safe_next, state_of
@@ -52,7 +52,8 @@ def install(app: FastAPI) -> None:
         state = state_of(request)
         try:
             caller = caller_of(
-                state, HTTPAuthorizationCredentials(scheme="Bearer", credentials=token)
+                state, HTTPAuthorizationCredentials(scheme="Bearer", credentials=token),
+                client_of(request),
             )
         except ApiError as exc:
             return login_page(target, status=exc.status, error=exc.message)

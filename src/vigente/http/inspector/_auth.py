@@ -18,7 +18,7 @@ from fastapi import Request
 from fastapi.security import HTTPAuthorizationCredentials
 
 from vigente.api import Vigente
-from vigente.http._deps import ServiceState, caller_of
+from vigente.http._deps import ServiceState, caller_of, client_of
 from vigente.http._errors import ApiError
 
 __all__ = ["COOKIE", "LoginRequired", "PageError", "Viewer", "check_origin", "safe_next", "viewer"]
@@ -86,7 +86,8 @@ def viewer(request: Request) -> Viewer:
         raise LoginRequired(_here(request))
     state = state_of(request)
     try:
-        caller = caller_of(state, HTTPAuthorizationCredentials(scheme="Bearer", credentials=token))
+        credentials = HTTPAuthorizationCredentials(scheme="Bearer", credentials=token)
+        caller = caller_of(state, credentials, client_of(request))
     except ApiError as exc:
         if exc.status == 401:
             raise LoginRequired(_here(request), exc.message, forget=True) from None
