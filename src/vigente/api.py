@@ -33,6 +33,7 @@ from vigente.kernel.decision import decide
 from vigente.kernel.decisions import Decision, new_decision
 from vigente.kernel.evidence import Evidence
 from vigente.kernel.horizon import Backfill, fix_answer, record_backfill
+from vigente.kernel.integrity import UnreadableInstant, check_store
 from vigente.kernel.ledger import (
     StatementRefused,
     WriteResult,
@@ -264,6 +265,12 @@ class Vigente:
         """The latest knowledge time this store has answered for: a write must be dated after
         it (or be a recorded backfill)."""
         return self.store.answered_horizon()
+
+    def check(self, *, repair: bool = False) -> list[UnreadableInstant]:
+        """Stored instants outside the years 1–9999 in UTC, which no question can read back;
+        with ``repair``, each moved to the nearest instant of the range and the repair recorded
+        as a ``store_repair`` decision (:mod:`vigente.kernel.integrity`)."""
+        return check_store(self.store, repair=repair, now=current_instant())
 
     def backfills(self) -> list[Backfill]:
         """Every recorded backfill (writes allowed behind the answered horizon), oldest first."""

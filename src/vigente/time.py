@@ -16,6 +16,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from vigente.errors import InvalidInterval, InvalidTime
 
 __all__ = [
+    "MAX_MICROS",
+    "MIN_MICROS",
     "Instant",
     "Interval",
     "TimeLike",
@@ -31,11 +33,18 @@ _MICROS_PER_DAY = 86_400_000_000
 # text is kept (a bounded cache, emptied when full).
 _DATE_TEXTS: dict[int, str] = {}
 _DATE_TEXTS_LIMIT = 1 << 16
-_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
 # RFC 3339: date, "T" or space, time, optional fraction, then "Z" or a numeric offset.
 _TIMESTAMP_RE = re.compile(
-    r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})?$"
+    r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})?"
 )
+#: The instants every surface can print and every store can read back: years 1 to 9999 in
+#: UTC. A timestamp inside them in its own offset may fall outside them in UTC
+#: (9999-12-31T23:59:59-14:00 is in the year 10000): it is refused when parsed.
+MIN_MICROS = (_dt.datetime(1, 1, 1, tzinfo=_dt.UTC) - _EPOCH) // _dt.timedelta(microseconds=1)
+MAX_MICROS = (
+    _dt.datetime(9999, 12, 31, 23, 59, 59, 999_999, tzinfo=_dt.UTC) - _EPOCH
+) // _dt.timedelta(microseconds=1)
 
 
 @dataclass(frozen=True, eq=False, slots=True)
@@ -56,7 +65,13 @@ class Instant:
                 f"naive timestamp {value.isoformat()!r}: give an offset such as 'Z' or '+02:00'"
             )
         delta = value - _EPOCH
-        return cls((delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds)
+        micros = (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+        if not MIN_MICROS <= micros <= MAX_MICROS:
+            raise InvalidTime(
+                f"{value.isoformat()!r} falls outside the years 1 to 9999 in UTC: give a "
+                "moment inside them (for an open end, leave the end out)"
+            )
+        return cls(micros)
 
     @classmethod
     def from_date(cls, value: _dt.date) -> Instant:
@@ -134,13 +149,17 @@ def parse_instant(text: str, *, default_zone: str | None = None) -> Instant:
     """
     if not isinstance(text, str):
         raise InvalidTime(f"expected a date string, got {type(text).__name__}")
-    text = text.strip()
-    if _DATE_RE.match(text):
+    if text != text.strip():
+        raise InvalidTime(
+            f"{text[:64]!r} has spaces or a line break around it: send the date alone, "
+            "e.g. 2026-09-01"
+        )
+    if _DATE_RE.fullmatch(text):
         try:
             return Instant.from_date(_dt.date.fromisoformat(text))
         except ValueError:
             raise InvalidTime(f"{text!r} is not a calendar date: use YYYY-MM-DD") from None
-    match = _TIMESTAMP_RE.match(text)
+    match = _TIMESTAMP_RE.fullmatch(text)
     if not match:
         raise InvalidTime(
             f"{text[:64]!r} is not a date: use YYYY-MM-DD or an RFC 3339 timestamp with an "

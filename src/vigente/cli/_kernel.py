@@ -339,6 +339,33 @@ def backfills(ctx: click.Context, as_json: bool) -> None:
 
 
 @cli.command()
+@click.option("--repair", is_flag=True,
+              help="Move each unreadable instant inside the years 1-9999 and record the repair.")
+@json_option
+@click.pass_context
+def check(ctx: click.Context, repair: bool, as_json: bool) -> None:
+    """Find stored instants no question can read back (outside the years 1-9999 in UTC).
+
+    \b
+    Exit 0: none (or all repaired with --repair); exit 1: some found, listed one per line."""
+    found = open_store(ctx).check(repair=repair)
+    if as_json:
+        emit_json({"repaired" if repair else "unreadable": [f.as_dict() for f in found]})
+    elif not found:
+        click.echo("no unreadable instants: every stored instant is inside the years 1-9999")
+    else:
+        for item in found:
+            click.echo(str(item))
+    if repair and found:
+        click.echo(f"repaired {len(found)} value(s); the repair is recorded as a store_repair "
+                   "decision (vigente decisions list)", err=True)
+    elif found:
+        raise click.ClickException(
+            f"{len(found)} stored instant(s) outside the years 1-9999 in UTC, which break every "
+            "question that reads them: run `vigente check --repair` to move them inside")
+
+
+@cli.command()
 @click.pass_context
 def demo(ctx: click.Context) -> None:
     """Run the seed article's example from its three ingest events."""

@@ -22,6 +22,7 @@ from vigente.evidence.records import (
 )
 from vigente.kernel.decisions import Decision
 from vigente.kernel.horizon import Backfill
+from vigente.kernel.integrity import UnreadableInstant
 from vigente.kernel.values import Scope
 from vigente.kernel.versions import PrecedenceRule, Version, admissibility
 from vigente.time import Instant, Interval
@@ -245,6 +246,17 @@ class Store(ABC):
     @abstractmethod
     def backfills(self) -> list[Backfill]:
         """Every recorded backfill, oldest first."""
+
+    # -- integrity (vigente.kernel.integrity) ------------------------------------------------
+    @abstractmethod
+    def unreadable_instants(self) -> list[UnreadableInstant]:
+        """Every stored instant outside the years 1–9999 in UTC (written before the parsers
+        refused them), with where it is."""
+
+    @abstractmethod
+    def repair_unreadable_instants(self) -> list[UnreadableInstant]:
+        """Move each unreadable instant to the nearest instant of the range (an end beyond it:
+        an open end), in one transaction; what was repaired, and into what."""
 
     # -- recorded decisions ------------------------------------------------------------------
     @abstractmethod

@@ -39,6 +39,7 @@ from vigente.kernel.values import Scope
 from vigente.kernel.versions import PrecedenceRule, Version, build_version
 from vigente.store.base import Store, Timeline, Write
 from vigente.store.postgres_assembly import ASSEMBLY_MIGRATIONS, PostgresAssembly
+from vigente.store.postgres_check import PostgresCheck
 from vigente.store.postgres_horizon import HORIZON_MIGRATIONS, PostgresHorizon
 from vigente.store.postgres_records import RECORD_MIGRATIONS, PostgresRecords
 from vigente.store.postgres_retrieval import (
@@ -446,7 +447,7 @@ def _hint(exc: psycopg.Error, *, migrating: bool = False) -> str:
 
 
 class PostgresStore(PostgresRecords, PostgresRetrieval, PostgresRuntime, PostgresAssembly,
-                    PostgresHorizon, Store):
+                    PostgresHorizon, PostgresCheck, Store):
     """A :class:`Store` in a PostgreSQL database (``postgresql://user@host:port/dbname``).
 
     ``min_size``/``max_size`` bound the connection pool (one connection per concurrent

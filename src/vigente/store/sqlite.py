@@ -21,6 +21,7 @@ from vigente.kernel.values import Scope
 from vigente.kernel.versions import PrecedenceRule, Version, build_version
 from vigente.store.base import Store, Write
 from vigente.store.sqlite_assembly import ASSEMBLY_MIGRATIONS, SQLiteAssembly
+from vigente.store.sqlite_check import SQLiteCheck
 from vigente.store.sqlite_horizon import HORIZON_MIGRATIONS, SQLiteHorizon
 from vigente.store.sqlite_records import RECORD_MIGRATIONS, SQLiteRecords
 from vigente.store.sqlite_retrieval import (
@@ -310,7 +311,7 @@ class _Rows:
 
 
 class SQLiteStore(SQLiteRecords, SQLiteRetrieval, SQLiteRuntime, SQLiteAssembly, SQLiteHorizon,
-                  Store):
+                  SQLiteCheck, Store):
     """A :class:`Store` in one SQLite file (or ``":memory:"``)."""
 
     def __init__(self, path: str | Path = ":memory:", *, timeout: float = 30.0) -> None:

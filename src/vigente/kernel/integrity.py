@@ -1,0 +1,75 @@
+"""Stored instants that cannot be read back, found and repaired (``vigente check``).
+
+Every instant vigente stores lies in the years 1 to 9999 in UTC, the range every surface can
+print; the parsers refuse anything else. Stores written before that rule may hold a timestamp
+that was inside the range in its own offset and outside it in UTC
+(``9999-12-31T23:59:59-14:00``): the row is there, but reading it fails, and every question
+that reaches it fails with it. :func:`check_store` lists such values; with ``repair`` it moves
+each one to the nearest instant the range holds, which changes no answer inside the range:
+
+- an end beyond the year 9999 becomes an open end (no instant of the range reaches either);
+- a start beyond it becomes the last instant of the range; a value before the year 1, the first.
+
+A repair is recorded as a decision of kind ``store_repair`` naming every value and what it
+became, so an audit sees that the row was moved and from where.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from vigente.kernel.decisions import Decision
+from vigente.time import Instant
+
+if TYPE_CHECKING:
+    from vigente.store.base import Store
+
+__all__ = ["UnreadableInstant", "check_store"]
+
+_MICROS_PER_YEAR = 365.2425 * 86_400 * 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class UnreadableInstant:
+    """One stored value outside the years 1–9999: where it is, what it holds, and (after a
+    repair) what it became."""
+
+    table: str
+    row: str  # the row's key in its table
+    column: str
+    stored: str  # as the backend holds it
+    repaired_to: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"table": self.table, "row": self.row, "column": self.column,
+                "stored": self.stored, "repaired_to": self.repaired_to}
+
+    def __str__(self) -> str:
+        where = f"{self.table} {self.row!r} {self.column}: {self.stored}"
+        return where if self.repaired_to is None else f"{where} -> {self.repaired_to}"
+
+
+def describe_micros(micros: int) -> str:
+    """A stored microsecond count outside the printable range, in words a reader can place."""
+    year = 1970 + micros / _MICROS_PER_YEAR
+    return f"{micros} µs since 1970 (about the year {int(year)})"
+
+
+def check_store(store: Store, *, repair: bool, now: Instant) -> list[UnreadableInstant]:
+    """Every unreadable instant in ``store``; with ``repair``, moved inside the range and the
+    repair recorded as a decision, in one transaction."""
+    if not repair:
+        return store.unreadable_instants()
+    with store.transaction():
+        repaired = store.repair_unreadable_instants()
+        if repaired:
+            store.append_decision(Decision(
+                decision_id=f"dec_{uuid.uuid4().hex[:16]}",
+                kind="store_repair",
+                subject="unreadable instants",
+                recorded_at=now,
+                payload={"repaired": [r.as_dict() for r in repaired]},
+            ))
+    return repaired
