@@ -15,7 +15,8 @@ from vigente.bench import MODULES
 
 def _run(tmp_path: Path, *options: str) -> dict[str, Any]:
     proc = subprocess.run(
-        [sys.executable, "-m", "vigente.bench", "serve", "--clients", "3", *options, "--json"],
+        [sys.executable, "-m", "vigente.bench", "serve", "--clients", "3",
+         "--contention-events", "3", *options, "--json"],
         capture_output=True,
         text=True,
         timeout=900,
@@ -39,6 +40,10 @@ def _check(figures: dict[str, Any], requests: int) -> None:
     assert writes["records"] == by_kind["record"]["count"]
     assert writes["events"] >= by_kind["event"]["count"]  # a batch holds several events
     assert figures["throughput_rps"] > 0
+    contention = figures["contention"]
+    assert contention["clients"] == 16 and contention["events"] == 16 * 3
+    assert contention["false_refusals"] == 0 and contention["errors"] == 0, contention
+    assert contention["lost_writes"] == 0 and contention["knowledge_in_order"] is True
     assert figures["latency"]["p99_ms"] >= figures["latency"]["p50_ms"] > 0
 
 

@@ -182,3 +182,23 @@ def test_the_access_log_names_routes_not_ids(
     assert any("/v1/conversations/{conversation" in line for line in lines), lines
     assert any("/v1/accounts/{account" in line for line in lines), lines
     assert "4711" not in caplog.text
+
+
+def test_a_runtime_event_dated_before_its_conversation_is_409(
+    server: tuple[str, httpx.Client, dict[str, str]],
+) -> None:
+    """docs/http.md promises 409 for a write that would rewrite history, so that a client
+    knows to re-read and retry; it was 400, like bad input."""
+    _, client, key = server
+    setup = client.post("/v1/runtime/events", headers=key, json={"events": [
+        {"event": "conversation", "id": "c", "account": "a", "at": "2026-10-05T08:00:00Z"},
+        {"event": "branch", "conversation": "c", "id": "main"}]})
+    assert setup.status_code == 200, setup.text
+    late = client.post("/v1/runtime/events", headers=key, json={"events": [
+        {"event": "message", "conversation": "c", "id": "m", "branch": "main", "role": "user",
+         "content": "x", "at": "2026-10-05T07:00:00Z"}]})
+    assert "events[0]: " in _error(late, 409, "history_rewrite")
+    fresh = client.post("/v1/runtime/events", headers=key, json={"events": [
+        {"event": "message", "conversation": "c", "id": "m", "branch": "main", "role": "user",
+         "content": "x"}]})  # without `at`: learned now, never refused
+    assert fresh.status_code == 200, fresh.text

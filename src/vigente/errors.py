@@ -18,7 +18,8 @@ Every error a caller can cause is a ``VigenteError``; surfaces map it to ``Error
     │   └── InvalidEvidence     evidence (``ask --json``) that cannot be checked
     │       └── EvidenceFileError  the evidence file cannot be read or is not JSON
     ├── HistoryRewriteError     a write whose knowledge date is earlier than recorded knowledge
-    │   └── AnsweredHistoryError  a write dated at or before a knowledge time already answered for
+    │   ├── AnsweredHistoryError  a write dated at or before a knowledge time already answered for
+    │   └── RuntimeHistoryConflict  a runtime record dated before records its conversation holds
     ├── FutureKnowledgeError    a knowledge date after "now": nothing can be known from the future
     └── StoreError              the storage backend cannot be opened or used
 """
@@ -31,6 +32,7 @@ __all__ = [
     "EvidenceFileError",
     "FutureKnowledgeError",
     "HistoryRewriteError",
+    "RuntimeHistoryConflict",
     "ImportFileError",
     "InvalidInput",
     "InvalidChain",
@@ -118,6 +120,17 @@ class AnsweredHistoryError(HistoryRewriteError):
     def __init__(self, message: str, horizon: object) -> None:
         super().__init__(message)
         self.horizon = horizon
+
+
+class RuntimeHistoryConflict(HistoryRewriteError):
+    """A runtime record whose ``at`` is before records its conversation already holds (another
+    writer got there first: re-read and retry, or leave ``at`` out). In an import it names the
+    line (``line_number``, None outside an import)."""
+
+    def __init__(self, message: str, line_number: int | None = None) -> None:
+        super().__init__(message if line_number is None else f"line {line_number}: {message}")
+        self.line_number = line_number
+        self.reason = message
 
 
 class FutureKnowledgeError(VigenteError):

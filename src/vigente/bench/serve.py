@@ -9,6 +9,10 @@ or a batch), fact records and assemblies, each client writing only its own conve
 lineage. Reported: throughput, p50/p99 latency overall and per kind, and errors (any response
 that is not a 2xx, or a failed connection) — there should be none.
 
+Then the contention run: ``--contention-clients`` clients (default 16) post events without
+``at`` to one conversation at once; every one must be accepted (a refusal is false), found
+afterwards (none lost) and stored in an order whose knowledge times never go back.
+
 Afterwards, through the same API: every accepted write is there (each event's record in its
 conversation's graph, each assembly in its conversation's list, each fact record in its
 lineage's history with the last one current), and the history invariant holds: every answer
@@ -309,6 +313,73 @@ async def _load(
     return workers, latencies, errors, time.perf_counter() - start
 
 
+CONTENDED = "contended"
+
+
+async def _contend(
+    url: str, headers: dict[str, str], clients: int, events: int
+) -> tuple[list[tuple[int, str]], dict[str, list[float]], float]:
+    """``clients`` clients each post ``events`` messages without ``at`` to one conversation, at
+    once: (refusals and errors as (status, text), latencies by outcome, seconds)."""
+    refused: list[tuple[int, str]] = []
+    latencies: dict[str, list[float]] = defaultdict(list)
+    limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+    https = [httpx.AsyncClient(base_url=url, headers=headers, timeout=120, limits=limits)
+             for _ in range(clients)]
+
+    async def work(n: int, http: httpx.AsyncClient) -> None:
+        for i in range(events):
+            body = {"event": "message", "conversation": CONTENDED, "id": f"c{n}-{i}",
+                    "branch": "main", "role": "user", "content": f"client {n}, message {i}"}
+            start = time.perf_counter()
+            try:
+                response = await http.post("/v1/runtime/event", json=body)
+            except httpx.HTTPError as exc:
+                refused.append((0, f"{type(exc).__name__}: {exc}"))
+                continue
+            latencies["event"].append((time.perf_counter() - start) * 1000)
+            if response.status_code != 200:
+                refused.append((response.status_code, response.text[:300]))
+
+    start = time.perf_counter()
+    try:
+        await asyncio.gather(*(work(n, h) for n, h in enumerate(https)))
+    finally:
+        for h in https:
+            await h.aclose()
+    return refused, latencies, time.perf_counter() - start
+
+
+def _contention(c: httpx.Client, url: str, headers: dict[str, str], clients: int,
+                events: int) -> dict[str, Any]:
+    """The contention run: many writers of one conversation; every write must be accepted
+    (a refusal is false: no event gives an ``at``) and found afterwards, in an order whose
+    knowledge times never go back."""
+    _ok(c.post("/v1/runtime/events", json={"events": [
+        {"event": "conversation", "id": CONTENDED, "account": "acct-contended"},
+        {"event": "branch", "conversation": CONTENDED, "id": "main"}]}))
+    refused, latencies, seconds = asyncio.run(_contend(url, headers, clients, events))
+    graph = _ok(c.get(f"/v1/conversations/{CONTENDED}", params={"content": "false"}))
+    messages = [r for r in graph["records"] if r["kind"] == "message"]
+    held = {r["id"] for r in messages}
+    sent = {f"c{n}-{i}" for n in range(clients) for i in range(events)}
+    ordered = sorted(messages, key=lambda r: r["seq"])
+    times = [r["known_from"] for r in ordered]
+    every = latencies["event"]
+    return {
+        "clients": clients,
+        "events": clients * events,
+        "false_refusals": sum(1 for status, _ in refused if status in (400, 409)),
+        "errors": len(refused),
+        "error_samples": [f"{status}: {text}" for status, text in refused[:3]],
+        "lost_writes": len(sent - held),
+        "knowledge_in_order": times == sorted(times),
+        "seconds": round(seconds, 3),
+        "throughput_eps": rate(len(held), seconds),
+        "latency": _summary(every) if every else {"count": 0},
+    }
+
+
 def _seed(c: httpx.Client, clients: int) -> None:
     statements = []
     for n in range(FACTS):
@@ -464,6 +535,12 @@ class ServeBenchmark:
         )
         parser.add_argument("--clients", type=int, default=8, help="concurrent clients (default 8)")
         parser.add_argument("--seed", type=int, default=7)
+        parser.add_argument(
+            "--contention-clients", type=int, default=16,
+            help="writers of one conversation in the contention run (default 16; 0: skip it)")
+        parser.add_argument(
+            "--contention-events", type=int, default=20,
+            help="events each of them posts (default 20)")
 
     def run(self, args: argparse.Namespace, log: Console) -> dict[str, Any]:
         if args.requests < 1 or args.clients < 1:
@@ -510,6 +587,12 @@ class ServeBenchmark:
                 log.print("verifying the accepted writes and the history invariant")
                 verified = _verify(c, workers)
                 after = _snapshot(c, args.clients, k0, first["assembly_id"])
+                contention = None
+                if args.contention_clients > 0:
+                    log.print(f"contention: {args.contention_clients} clients x "
+                              f"{args.contention_events} events on one conversation")
+                    contention = _contention(c, server.url, auth, args.contention_clients,
+                                             args.contention_events)
         finally:
             if server is not None:
                 server.stop()
@@ -538,6 +621,7 @@ class ServeBenchmark:
             "writes_verified": not verified["problems"],
             "history_invariant": invariant,
             "history_invariant_holds": all(invariant.values()),
+            "contention": contention,
             "machine": {**machine(), **described},
         }
 
@@ -580,6 +664,20 @@ class ServeBenchmark:
             ),
             markup=False,
         )
+        con = figures.get("contention")
+        if con:
+            lat = con["latency"]
+            console.print(
+                f"contention: {con['clients']} clients x one conversation, {con['events']} "
+                f"events without `at`: {con['false_refusals']} false refusals, "
+                f"{con['lost_writes']} lost writes, errors {con['errors']}, knowledge "
+                f"{'in order' if con['knowledge_in_order'] else 'OUT OF ORDER'}; "
+                f"{con['throughput_eps']} events/s, p50 {lat.get('p50_ms')} ms, "
+                f"p99 {lat.get('p99_ms')} ms",
+                markup=False,
+            )
+            for sample in con["error_samples"]:
+                console.print(f"  contention error: {sample}", markup=False)
 
 
 BENCHMARK = ServeBenchmark()

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from vigente.api import Vigente
 from vigente.assemble import policy_from_document
-from vigente.errors import ImportFileError, InvalidInput
+from vigente.errors import ImportFileError, InvalidInput, RuntimeHistoryConflict
 from vigente.http._deps import TenantStore
 from vigente.http._errors import ERROR_RESPONSES, ApiError
 from vigente.http._evidence import found
@@ -327,6 +327,11 @@ def apply_events(
         message = str(exc).removeprefix(f"line {exc.line_number}: ")
         where = f"events[{exc.line_number - 1}]: " if batch else ""
         raise ApiError(400, "import_file_error", f"{where}{message}; nothing was written") from None
+    except RuntimeHistoryConflict as exc:  # another writer got there first: a client may retry
+        line = exc.line_number or 1
+        where = f"events[{line - 1}]: " if batch else ""
+        raise ApiError(409, "history_rewrite",
+                       f"{where}{exc.reason}; nothing was written") from None
     return {
         "events": report.events,
         "by_kind": report.by_kind,

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vigente.errors import ImportFileError, InvalidInput, VigenteError
+from vigente.errors import ImportFileError, InvalidInput, RuntimeHistoryConflict, VigenteError
 from vigente.jsonl import json_objects, read_lines
-from vigente.time import Instant, current_instant
+from vigente.time import Instant
 
 if TYPE_CHECKING:
     from vigente.runtime.service import Runtime
@@ -52,24 +52,24 @@ def _ids(obj: dict[str, Any], key: str, *, required: bool = False) -> list[str]:
     return list(value)
 
 
-def _conversation(rt: Runtime, e: dict[str, Any], at: Instant) -> None:
+def _conversation(rt: Runtime, e: dict[str, Any], at: Instant | None) -> None:
     rt.open_conversation(_get(e, "id", str, required=True), _get(e, "account", str, required=True),
                          title=_get(e, "title", str), at=at)
 
 
-def _participant(rt: Runtime, e: dict[str, Any], at: Instant) -> None:
+def _participant(rt: Runtime, e: dict[str, Any], at: Instant | None) -> None:
     rt.add_participant(e["conversation"], _get(e, "id", str, required=True),
                        model=_get(e, "model", str, required=True),
                        provider=_get(e, "provider", str, default="openai"),
                        label=_get(e, "label", str), at=at)
 
 
-def _branch(rt: Runtime, e: dict[str, Any], at: Instant) -> None:
+def _branch(rt: Runtime, e: dict[str, Any], at: Instant | None) -> None:
     rt.fork_branch(e["conversation"], _get(e, "id", str, required=True),
                    parent=_get(e, "parent", str), fork_after=_get(e, "fork_after", str), at=at)
 
 
-def _run(rt: Runtime, e: dict[str, Any], at: Instant) -> None:
+def _run(rt: Runtime, e: dict[str, Any], at: Instant | None) -> None:
     rt.start_run(e["conversation"], _get(e, "id", str, required=True),
                  branch=_get(e, "branch", str, required=True),
                  participant=_get(e, "participant", str, required=True),
@@ -77,7 +77,7 @@ def _run(rt: Runtime, e: dict[str, Any], at: Instant) -> None:
                  parent_run=_get(e, "parent_run", str), at=at)
 
 
-def _message(rt: Runtime, e: dict[str, Any], at: Instant) -> None:
+def _message(rt: Runtime, e: dict[str, Any], at: Instant | None) -> None:
     rt.record_message(e["conversation"], _get(e, "id", str, required=True),
                       branch=_get(e, "branch", str, required=True),
                       role=_get(e, "role", str, required=True),
@@ -85,7 +85,7 @@ def _message(rt: Runtime, e: dict[str, Any], at: Instant) -> None:
                       run=_get(e, "run", str), at=at)
 
 
-def _tool_call(rt: Runtime, e: dict[str, Any], at: Instant) -> None:
+def _tool_call(rt: Runtime, e: dict[str, Any], at: Instant | None) -> None:
     rt.record_tool_call(e["conversation"], _get(e, "id", str, required=True),
                         run=_get(e, "run", str, required=True),
                         name=_get(e, "name", str, required=True),
@@ -93,7 +93,7 @@ def _tool_call(rt: Runtime, e: dict[str, Any], at: Instant) -> None:
                         raw_arguments=_get(e, "raw_arguments", str), at=at)
 
 
-def _tool_result(rt: Runtime, e: dict[str, Any], at: Instant) -> None:
+def _tool_result(rt: Runtime, e: dict[str, Any], at: Instant | None) -> None:
     if "content" not in e:
         raise InvalidInput('a "tool_result" event needs "content"')
     rt.record_tool_result(e["conversation"], _get(e, "call", str, required=True),
@@ -105,7 +105,7 @@ def _tool_result(rt: Runtime, e: dict[str, Any], at: Instant) -> None:
                           tool_version=_get(e, "tool_version", str), at=at)
 
 
-def _memory(rt: Runtime, e: dict[str, Any], at: Instant) -> None:
+def _memory(rt: Runtime, e: dict[str, Any], at: Instant | None) -> None:
     rt.record_memory(
         e["conversation"], _get(e, "id", str, required=True),
         sources=_ids(e, "sources", required=True), summary=_get(e, "summary", str, required=True),
@@ -120,36 +120,36 @@ def _memory(rt: Runtime, e: dict[str, Any], at: Instant) -> None:
         writer=_get(e, "writer", str), at=at)
 
 
-def _skill_state(rt: Runtime, e: dict[str, Any], at: Instant) -> None:
+def _skill_state(rt: Runtime, e: dict[str, Any], at: Instant | None) -> None:
     rt.record_skill_state(e["conversation"], _get(e, "run", str, required=True),
                           skills=_ids(e, "skills", required=True), tools=_ids(e, "tools"),
                           profile=_get(e, "profile", str), state_id=_get(e, "id", str), at=at)
 
 
-def _checkpoint(rt: Runtime, e: dict[str, Any], at: Instant) -> None:
+def _checkpoint(rt: Runtime, e: dict[str, Any], at: Instant | None) -> None:
     rt.record_checkpoint(e["conversation"], _get(e, "id", str, required=True),
                          run=_get(e, "run", str, required=True),
                          state=_get(e, "state", dict, required=True), at=at)
 
 
-def _promote(rt: Runtime, e: dict[str, Any], at: Instant) -> None:
+def _promote(rt: Runtime, e: dict[str, Any], at: Instant | None) -> None:
     rt.promote(e["conversation"], _get(e, "run", str, required=True),
                _ids(e, "refs", required=True), as_=_get(e, "as", str, default="final_report"),
                at=at)
 
 
-def _share(rt: Runtime, e: dict[str, Any], at: Instant) -> None:
+def _share(rt: Runtime, e: dict[str, Any], at: Instant | None) -> None:
     rt.share(e["conversation"], _get(e, "ref", str, required=True), _ids(e, "with", required=True),
              at=at)
 
 
-def _tool(rt: Runtime, e: dict[str, Any], at: Instant) -> None:
+def _tool(rt: Runtime, e: dict[str, Any], at: Instant | None) -> None:
     rt.declare_tool(e["conversation"], _get(e, "name", str, required=True),
                     read_only=_get(e, "read_only", bool, default=False),
                     description=_get(e, "description", str), at=at)
 
 
-EVENTS: dict[str, Callable[[Runtime, dict[str, Any], Instant], None]] = {
+EVENTS: dict[str, Callable[[Runtime, dict[str, Any], Instant | None], None]] = {
     "conversation": _conversation,
     "participant": _participant,
     "branch": _branch,
@@ -185,7 +185,7 @@ def untrusted_refusal(event: dict[str, Any]) -> str | None:
     return None
 
 
-def apply_event(rt: Runtime, event: dict[str, Any], at: Instant, *,
+def apply_event(rt: Runtime, event: dict[str, Any], at: Instant | None, *,
                 trusted: bool = True) -> None:
     """Apply one event (already carrying its ``at``) inside the caller's transaction.
     ``trusted`` false: the writer faces a model (see :func:`untrusted_refusal`)."""
@@ -212,8 +212,10 @@ def import_events(rt: Runtime, source: str | Path | Iterable[bytes | str], *,
     ``trusted`` false: the log comes from a model-facing writer, which may not write
     instructions (see :func:`untrusted_refusal`)."""
     lines = read_lines(source) if isinstance(source, str | Path) else source
-    clock = now or current_instant()
-    at = clock
+    # An event without "at" takes the previous event's; before any "at", the import's clock
+    # (``now``) or, without one, the moment its record is written, read inside the
+    # conversation's lock (so concurrent writers of one conversation are never refused).
+    at: Instant | None = now
     counts: Counter[str] = Counter()
     conversations: dict[str, None] = {}
     with rt.transaction():
@@ -224,6 +226,8 @@ def import_events(rt: Runtime, source: str | Path | Iterable[bytes | str], *,
                         raise InvalidInput('"at" must be a date or timestamp string')
                     at = rt.instant(event["at"])
                 apply_event(rt, event, at, trusted=trusted)
+            except RuntimeHistoryConflict as exc:
+                raise RuntimeHistoryConflict(exc.reason, number) from None
             except VigenteError as exc:
                 raise ImportFileError(number, str(exc)) from None
             counts[str(event["event"])] += 1

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vigente.errors import FutureKnowledgeError, HistoryRewriteError, InvalidInput
+from vigente.errors import FutureKnowledgeError, InvalidInput, RuntimeHistoryConflict
 from vigente.kernel.values import Scope, check_name
 from vigente.runtime.content import INLINE_LIMIT, raw_bytes, reference
 from vigente.runtime.extract import DefaultExtractor, Extractor, decodes_to, parse_exact, unheld
@@ -190,14 +190,14 @@ class Runtime(RuntimeReads):
                                           target_ids=target_ids)
 
     def _known(self, conversation: str, at: TimeLike | None) -> Instant:
-        # Writers of one conversation are serialised (an advisory lock on PostgreSQL, the
-        # database's write lock on SQLite), so the knowledge check below cannot race.
+        """The knowledge time of a record written now into ``conversation``. Writers of one
+        conversation are serialised (an advisory lock on PostgreSQL, the database's write lock
+        on SQLite), and everything below runs after the lock is taken: so a record without
+        ``at`` is dated by the clock read inside the lock, at or after every record already
+        held (learned now, never refused), and a record with an ``at`` before those is a real
+        conflict (:class:`RuntimeHistoryConflict`, HTTP 409)."""
         self.store.lock_timeline(f"runtime/{conversation}", _NO_SCOPE, "runtime")
         now = current_instant()
-        k = now if at is None else self.instant(at)
-        if k > now and not k.same_moment(now):
-            raise FutureKnowledgeError(
-                f"at {k} is after now ({now}): a record cannot become known in the future")
         unit = self._unit()
         if unit is not None and conversation in unit.latest:
             latest = unit.latest[conversation]
@@ -205,10 +205,18 @@ class Runtime(RuntimeReads):
             latest = self.store.runtime_latest_knowledge(conversation)
             if unit is not None:
                 unit.latest[conversation] = latest
+        if at is None:
+            # another host's clock may run ahead of this one: the record still comes after
+            return now if latest is None or latest <= now else latest
+        k = self.instant(at)
+        if k > now and not k.same_moment(now):
+            raise FutureKnowledgeError(
+                f"at {k} is after now ({now}): a record cannot become known in the future")
         if latest is not None and k < latest:
-            raise HistoryRewriteError(
+            raise RuntimeHistoryConflict(
                 f"conversation {conversation!r} already holds records known on {latest}; a "
-                f"record known on {k} would rewrite history: give an `at` on or after {latest}")
+                f"record known on {k} would rewrite history: give an `at` on or after {latest}, "
+                "or leave `at` out to record it as known now")
         return k
 
     def _append(self, *nodes: Node) -> list[RuntimeRecord]:
