@@ -41,7 +41,7 @@ def test_writers_without_at_are_never_refused(store_url: str) -> None:
                 vg.runtime.import_events([_line({
                     "event": "message", "conversation": "c", "id": f"m-{n}-{i}",
                     "branch": "main", "role": "user", "content": f"writer {n}, message {i}"})])
-        except BaseException as exc:  # noqa: BLE001 - reported below
+        except BaseException as exc:
             errors.append(exc)
         finally:
             vg.close()

@@ -97,7 +97,7 @@ _ENDS = (
     ),
 )
 _PUBLISHED = _rx(
-    r"published on",
+    r"published(?: on)?",
     r"date of publication\s*:",
     r"dated",
     r"date\s*:",
@@ -208,6 +208,14 @@ _REFERENCE_LABEL = re.compile(
     re.IGNORECASE | re.MULTILINE,
 )
 _WINDOW = 48  # characters between a trigger phrase and its date or reference
+
+
+# where a title guessed for the lineage stops (a date's trigger) and what it does not start with
+_TITLE_TRIGGER = re.compile(
+    r"\b(?:in force|enters? into force|effective|published|from|in vigore|pubblicat\w*|dal|"
+    r"a decorrere)\b", re.IGNORECASE)
+_TITLE_OPENER = re.compile(r"[\s\W\d]*(?:(?:of|the|del|della|dei|di|la|il)\s+)*",
+                           re.IGNORECASE)
 
 
 def _span(text: str, start: int, end: int) -> Span:
@@ -387,8 +395,17 @@ class _Extraction:
         first = next((m for m in re.finditer(r"^.*\S.*$", self.text, re.MULTILINE)), None)
         if first is not None and first.start() < header_end:
             title = first.group(0).strip().lstrip("#").strip()
+            start = self.text.index(title, first.start()) if title else 0
+            # a heading that opens with the act's reference ("Circular 7/2023. Customer due
+            # diligence") is titled by what follows it; one where the reference opens a
+            # sentence ("Circular 9/2025 of the Bank, in force from …") has no title of its own
+            leading = next((r for r in find_references(title) if r.start == 0), None)
+            if leading is not None:
+                rest = re.match(r"[\s.:;,\u2013\u2014-]*", title[leading.end:])
+                cut = leading.end + (rest.end() if rest else 0)
+                separated = bool(rest and rest.group(0).strip())
+                start, title = start + cut, title[cut:] if separated else ""
             if title:
-                start = self.text.index(title, first.start())
                 self.fields["title"] = ProposedField(
                     title, _span(self.text, start, start + len(title)), 0.7
                 )
@@ -404,15 +421,32 @@ class _Extraction:
             raw = line.group(0)
             if re.match(r"^\W*\w+\s*:", raw):
                 continue  # a labelled line ("Series:", "Date:") is not a title
-            cleaned = raw
-            named = [r.text for r in find_references(raw)] + [d.text for d in find_dates(raw)]
-            for mention in named:
-                cleaned = cleaned.replace(mention, " ")
-            cleaned = re.sub(r"^[\s\W\d]+|[\s\W]+$", "", cleaned)
-            if len(_slug(cleaned)) >= 3:
-                note = "guessed from the title: two titles can be one lineage, confirm it"
-                self._set_lineage(cleaned, line.start() + raw.find(cleaned), 0.4, note)
-                return
+            # the title's words between the acts and dates it names: the first stretch that
+            # is a name, with its own offsets (a stretch of the line, never a rewritten one)
+            named = sorted([(r.start, r.end) for r in find_references(raw)]
+                           + [(d.start, d.end) for d in find_dates(raw)])
+            stretches, position = [], 0
+            for start, end in named:
+                if start >= position:
+                    stretches.append((position, start))
+                position = max(position, end)
+            stretches.append((position, len(raw)))
+            for start, end in stretches:
+                # the words before a date's trigger ("in force from", "published") and after
+                # a leading "of the" name the document; the trigger and "of the" do not
+                trigger = _TITLE_TRIGGER.search(raw, start, end)
+                end = trigger.start() if trigger else end
+                opener = _TITLE_OPENER.match(raw, start, end)
+                start = opener.end() if opener else start
+                piece = raw[start:end]
+                lead = re.match(r"[\s\W\d]*", piece)
+                trail = re.search(r"[\s\W]*$", piece)
+                begin = start + (lead.end() if lead else 0)
+                finish = start + (trail.start() if trail else len(piece))
+                if finish > begin and len(_slug(raw[begin:finish])) >= 3:
+                    note = "guessed from the title: two titles can be one lineage, confirm it"
+                    self._set_lineage(raw[begin:finish], line.start() + begin, 0.4, note)
+                    return
         self.problem(
             "missing_field",
             "lineage",

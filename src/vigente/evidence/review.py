@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from vigente.errors import InvalidInput
+from vigente.errors import InvalidInput, InvalidProposal
 from vigente.evidence.documents import NewVersion
 from vigente.evidence.extract import Proposal, extract
+from vigente.evidence.proposal import Problem
 from vigente.evidence.records import DocumentVersion, ProposalRecord, ReviewEvent
+from vigente.kernel.values import Scope
 from vigente.time import Instant, TimeLike
 
 if TYPE_CHECKING:
@@ -37,6 +39,9 @@ class ReviewItem:
 
     record: ProposalRecord
     events: tuple[ReviewEvent, ...]
+    #: problems found against the store (a predecessor the lineage does not hold), which
+    #: approval would hit: listed with the proposal's own
+    checks: tuple[Problem, ...] = ()
 
     @property
     def proposal_id(self) -> str:
@@ -44,11 +49,23 @@ class ReviewItem:
 
     @property
     def proposal(self) -> Proposal:
-        """The fields as they stand now (the extractor's, as edited by reviewers)."""
+        """The fields as they stand now (the extractor's, as edited by reviewers). A stored
+        proposal that cannot be read back is shown with that problem, never an error: one bad
+        proposal must not break the queue."""
+        stored = self.record.proposed
         for event in reversed(self.events):
             if event.action == "edited":
-                return Proposal.from_dict(event.fields)
-        return Proposal.from_dict(self.record.proposed)
+                stored = event.fields
+                break
+        try:
+            proposal = Proposal.from_dict(stored)
+        except InvalidProposal as exc:
+            proposal = Proposal({}, (Problem(
+                "unreadable_proposal", None,
+                f"the stored proposal cannot be read ({exc}): reject it and submit the "
+                "document again"),))
+        return replace(proposal, problems=proposal.problems + self.checks) if self.checks \
+            else proposal
 
     @property
     def status(self) -> str:
@@ -91,7 +108,18 @@ class ReviewQueue:
     def submit(self, text: str, *, filename: str | None = None,
                language: str | None = None) -> ReviewItem:
         """Run the extractor on a bare document and queue its proposal for review."""
+        if "\x00" in text:
+            raise InvalidInput("the document contains NUL (\\u0000), which no store can hold: "
+                               "remove it (is the file text?)")
         proposal = extract(text, language=language)
+        try:  # what is stored must read back: refuse it here, before anything is written
+            Proposal.from_dict(proposal.as_dict())
+        except InvalidProposal as exc:
+            raise InvalidInput(
+                f"the extractor's proposal for this document cannot be stored ({exc}); nothing "
+                "was queued: add the version by hand with `vigente documents add`, and please "
+                "report the document"
+            ) from None
         record = ProposalRecord(
             proposal_id="rev-" + uuid.uuid4().hex[:12],
             filename=filename,
@@ -109,9 +137,27 @@ class ReviewQueue:
         events: dict[str, list[ReviewEvent]] = {}
         for event in self._store.review_events(None):
             events.setdefault(event.proposal_id, []).append(event)
-        items = [ReviewItem(r, tuple(events.get(r.proposal_id, [])))
+        items = [self._checked(ReviewItem(r, tuple(events.get(r.proposal_id, []))))
                  for r in self._store.proposals()]
         return [i for i in items if status is None or i.status == status]
+
+    def _checked(self, item: ReviewItem) -> ReviewItem:
+        """``item`` with the problems approval would meet in the store: a predecessor that is
+        not a version of the proposed lineage."""
+        if item.status != PENDING:
+            return item
+        fields = item.proposal.fields
+        lineage, predecessor = fields.get("lineage"), fields.get("predecessor")
+        if lineage is None or predecessor is None:
+            return item
+        try:
+            self._vg.documents.resolve(lineage.value, Scope.of(None), predecessor.value)
+        except InvalidInput as exc:
+            problem = Problem("unknown_predecessor", "predecessor",
+                              f"{exc}; or fix the lineage or the predecessor with `vigente "
+                              "review edit ID --set FIELD=VALUE`", predecessor.span)
+            return replace(item, checks=(problem,))
+        return item
 
     def show(self, proposal_id: str) -> ReviewItem:
         record = next((r for r in self._store.proposals() if r.proposal_id == proposal_id), None)
@@ -119,7 +165,7 @@ class ReviewQueue:
             raise InvalidInput(
                 f"no proposal {proposal_id!r} in the review queue: see `vigente review list`"
             )
-        return ReviewItem(record, tuple(self._store.review_events(proposal_id)))
+        return self._checked(ReviewItem(record, tuple(self._store.review_events(proposal_id))))
 
     def _pending(self, proposal_id: str) -> ReviewItem:
         item = self.show(proposal_id)
