@@ -236,10 +236,13 @@ def purge_account(ctx: click.Context, account: str, dry_run: bool, as_json: bool
         return
     if dry_run:
         click.echo(f"would delete {len(report.conversations)} conversation(s) "
-                   f"({', '.join(report.conversations) or '-'}) and {report.rows} row(s)")
+                   f"({', '.join(report.conversations) or '-'}), {report.rows} row(s) and "
+                   f"{report.blobs} blob(s)")
         return
     click.echo(f"deleted {len(report.conversations)} conversation(s), {report.rows} row(s), "
                f"{report.blobs} blob(s); {report.compaction}")
+    if not report.complete:
+        raise click.ClickException(f"the purge did not finish: {report.compaction}")
 
 
 @runtime.command(short_help="Apply the retention classes.")

@@ -11,6 +11,7 @@ import json
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path, Query
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from vigente.api import Vigente
@@ -307,6 +308,9 @@ class PurgeOut(_Out):
     blobs: int
     compaction: str | None
     dry_run: bool
+    complete: bool = Field(
+        True, description="the store's files hold none of the account's text (false: see "
+        "`compaction` for why, and send the DELETE again to finish; answered with 202)")
 
 
 # -- shared with the MCP tools -----------------------------------------------------------------
@@ -591,22 +595,30 @@ def explain_endpoint(assembly_id: AssemblyId, vg: TenantStore) -> dict[str, Any]
 
 
 # -- erasure -----------------------------------------------------------------------------------
-@router.delete("/accounts/{account:path}", response_model=PurgeOut, tags=["runtime"])
+@router.delete("/accounts/{account:path}", response_model=PurgeOut, tags=["runtime"],
+               responses={202: {"model": PurgeOut,
+                                "description": "rows deleted; the files are not clean yet"}})
 def purge_account(
     account: AccountId,
     vg: TenantStore,
     dry_run: Annotated[
         bool, Query(description="say what would be deleted; delete nothing")
     ] = False,
-) -> dict[str, Any]:
+) -> Any:
     """Delete an account's conversations and everything derived from them (artifacts, blobs,
-    memories, assemblies), leaving none of their text in the store."""
+    memories, assemblies), leaving none of their text in the store. 200: done, and the store
+    checked its files; 202: the rows are deleted but the files could not yet be cleaned (a
+    reader held an old snapshot): `compaction` says why; send the DELETE again to finish."""
     report = vg.runtime.purge_account(account, dry_run=dry_run)
-    return {
+    body: dict[str, Any] = {
         "account": report.account,
         "conversations": list(report.conversations),
         "rows": report.rows,
         "blobs": report.blobs,
         "compaction": report.compaction,
         "dry_run": report.dry_run,
+        "complete": report.complete,
     }
+    if not report.complete:
+        return JSONResponse(body, status_code=202)
+    return body

@@ -40,12 +40,17 @@ RETENTION: dict[str, str] = {
 
 @dataclass(frozen=True, slots=True)
 class PurgeReport:
+    """What a purge deleted (or, ``dry_run``, would delete: the same counts, from the same
+    deletion rolled back). ``complete``: the backend proved its files hold none of the
+    account's text; when false, ``compaction`` says why and how to finish."""
+
     account: str
     conversations: tuple[str, ...]
     rows: int
     blobs: int
     compaction: str | None
     dry_run: bool
+    complete: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,23 +71,72 @@ def _older(at: Instant, now: Instant, age: _dt.timedelta) -> bool:
     return now.micros - at.micros >= age // _dt.timedelta(microseconds=1)
 
 
+class _DryRun(Exception):
+    """Raised inside a dry run's transaction to roll the deletion back."""
+
+
+#: Bytes sampled from an account's text, checked afterwards in the backend's files.
+SAMPLES, SAMPLE_BYTES, SAMPLE_MIN = 64, 48, 16
+
+
 def purge_account(rt: Runtime, account: str, *, dry_run: bool = False) -> PurgeReport:
-    """Delete every conversation of ``account`` and everything derived from it."""
+    """Delete every conversation of ``account`` and everything derived from it, then make the
+    freed bytes unreadable; ``dry_run``: run the same deletion and roll it back, so the counts
+    are the purge's own. An account with nothing stored only finishes what an earlier purge
+    could not (a log a reader kept from being truncated), without rewriting the file."""
     store = rt.store
     conversations = tuple(c.id for c in store.runtime_conversations(account=account))
     if dry_run:
-        rows = sum(len(store.runtime_records(c)) for c in conversations)
-        return PurgeReport(account, conversations, rows + len(conversations), 0, None, True)
+        counted: list[int] = []
+        try:
+            with rt.transaction():
+                counted.append(store.delete_runtime_conversations(conversations))
+                counted.append(len(_orphans(rt)))
+                raise _DryRun
+        except _DryRun:
+            pass
+        return PurgeReport(account, conversations, counted[0], counted[1], None, True)
+    if not conversations:
+        compaction = store.runtime_compact(full=False)
+        return PurgeReport(account, (), 0, 0, "nothing stored for this account; "
+                           + compaction.message, False, compaction.complete)
+    samples = _samples(rt, conversations)
     with rt.transaction():
         rows = store.delete_runtime_conversations(conversations)
     blobs = _unreferenced_blobs(rt, dry_run=False)
-    return PurgeReport(account, conversations, rows, blobs, store.runtime_compact(), False)
+    compaction = store.runtime_compact(samples=samples)
+    return PurgeReport(account, conversations, rows, blobs, compaction.message, False,
+                       compaction.complete)
+
+
+def _samples(rt: Runtime, conversations: tuple[str, ...]) -> list[bytes]:
+    """Up to SAMPLES byte strings of the conversations' text (message contents, memories,
+    raw results kept inline), to look for in the files after the purge."""
+    found: dict[bytes, None] = {}
+    for c in conversations:
+        for record in rt.store.runtime_records(c):
+            pending = [record.payload]
+            while pending and len(found) < SAMPLES:
+                value = pending.pop()
+                if isinstance(value, dict):
+                    pending.extend(value.values())
+                elif isinstance(value, list):
+                    pending.extend(value)
+                elif isinstance(value, str):
+                    raw = value.encode("utf-8", "surrogatepass")
+                    if len(raw) >= SAMPLE_MIN:
+                        found[raw[:SAMPLE_BYTES]] = None
+    return list(found)[:SAMPLES]
+
+
+def _orphans(rt: Runtime) -> list[str]:
+    store = rt.store
+    return [sha for sha in store.runtime_blob_digests() if not store.runtime_blob_referenced(sha)]
 
 
 def _unreferenced_blobs(rt: Runtime, *, dry_run: bool) -> int:
     store = rt.store
-    orphans = [sha for sha in store.runtime_blob_digests()
-               if not store.runtime_blob_referenced(sha)]
+    orphans = _orphans(rt)
     if not dry_run and orphans:
         with rt.transaction():
             store.delete_runtime_blobs(orphans)
@@ -130,7 +184,11 @@ def collect(rt: Runtime, *, now: Instant, dry_run: bool = False) -> GCReport:
                 store.delete_runtime_assemblies(conversation.id, expired)
     blobs = _unreferenced_blobs(rt, dry_run=dry_run)
     erased = contents or records or blobs or assemblies
-    compaction = None if dry_run or not erased else store.runtime_compact()
+    compaction = None
+    if not dry_run:
+        # nothing erased: only finish what an earlier erasure could not (a log a reader held)
+        done = store.runtime_compact(full=bool(erased))
+        compaction = done.message if erased or not done.complete else None
     return GCReport(contents, records, blobs, dry_run, compaction, assemblies)
 
 

@@ -39,7 +39,18 @@ if TYPE_CHECKING:
     )
     from vigente.runtime.records import Conversation, RuntimeRecord
 
-__all__ = ["Store", "Timeline", "Write"]
+__all__ = ["COMPACT_WAIT_MS", "Compaction", "Store", "Timeline", "Write"]
+
+#: How long a compaction waits for readers before it reports that it could not finish.
+COMPACT_WAIT_MS = 2000
+
+
+class Compaction(NamedTuple):
+    """What a compaction after an erasure achieved: ``complete`` when the backend's files
+    hold none of the erased bytes it can check; ``message`` says what was done or is left."""
+
+    complete: bool
+    message: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -500,9 +511,13 @@ class Store(ABC):
         created outside the database (a file store cannot roll back by itself)."""
 
     @abstractmethod
-    def runtime_compact(self) -> str:
+    def runtime_compact(self, *, full: bool = True, samples: Sequence[bytes] = ()
+                        ) -> Compaction:
         """After an erasure, make the freed bytes unreadable where the backend can (outside a
-        transaction); a sentence saying what was done."""
+        transaction), waiting a bounded time for readers: whether it finished, and a sentence
+        saying what was done or what is left. ``full`` false: only finish what an earlier
+        compaction left (no rewrite). ``samples``: bytes of the erased text; where the backend
+        can read its own files, it checks that none of them is left there."""
 
     # -- read caches of the runtime graph (vigente.runtime.reader, vigente.assemble) ----------
     # Derived from the append-only records, filled on first need in ``seq`` order (a mark per

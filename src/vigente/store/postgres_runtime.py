@@ -21,6 +21,7 @@ import psycopg
 
 from vigente.errors import StoreError
 from vigente.runtime.records import Conversation, RuntimeRecord
+from vigente.store.base import COMPACT_WAIT_MS, Compaction
 from vigente.store.record_rows import DECODED
 from vigente.time import Instant
 
@@ -463,18 +464,32 @@ class PostgresRuntime:
     def end_runtime_blobs(self, committed: bool) -> None:
         return None  # blobs are rows: the transaction already kept or dropped them
 
-    def runtime_compact(self) -> str:
+    def runtime_compact(self, *, full: bool = True, samples: Sequence[bytes] = ()
+                        ) -> Compaction:
+        # the server's files are not ours to read: ``samples`` cannot be checked here, and a
+        # finished VACUUM FULL is what this backend can prove; one that did not finish said so
+        # (and how to finish it), so nothing is pending for a later call
+        if not full:
+            return Compaction(True, "nothing to rewrite")
         skipped = [row[0] for row in self._fetch(SELECT_NOT_VACUUMABLE, (COMPACT_TABLES,))]
         if skipped:
-            return (f"rows deleted, but this role does not own {', '.join(skipped)}, so VACUUM "
-                    f"FULL would skip them: run it as the tables' owner: VACUUM FULL "
-                    f"{', '.join(COMPACT_TABLES)}")
+            return Compaction(False, f"rows deleted, but this role does not own "
+                              f"{', '.join(skipped)}, so VACUUM FULL would skip them: run it as "
+                              f"the tables' owner: VACUUM FULL {', '.join(COMPACT_TABLES)}")
         try:
             with self._borrow() as conn:
-                for table in COMPACT_TABLES:  # names from a fixed list
-                    conn.execute(f"VACUUM FULL {table}")
+                # VACUUM FULL waits for every reader of the table: a bounded wait, then a
+                # report, rather than the tenant's writers queued behind it
+                conn.execute(f"SET lock_timeout = '{COMPACT_WAIT_MS}ms'")
+                try:
+                    for table in COMPACT_TABLES:  # names from a fixed list
+                        conn.execute(f"VACUUM FULL {table}")
+                finally:
+                    conn.execute("RESET lock_timeout")
         except StoreError as exc:
-            return (f"rows deleted, but VACUUM FULL failed ({exc}); run it as the tables' "
-                    f"owner: VACUUM FULL {', '.join(COMPACT_TABLES)}")
-        return ("rows deleted; VACUUM FULL rewrote the runtime tables into new files (WAL "
-                "segments, backups and replicas keep old bytes until they are recycled)")
+            return Compaction(False, f"rows deleted, but VACUUM FULL did not finish ({exc}); "
+                              "when the tables are less busy, run as their owner: VACUUM FULL "
+                              f"{', '.join(COMPACT_TABLES)}")
+        return Compaction(True, "rows deleted; VACUUM FULL rewrote the runtime tables into new "
+                          "files (WAL segments, backups and replicas keep old bytes until they "
+                          "are recycled)")

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from vigente.runtime.records import Conversation, RuntimeRecord
+from vigente.store.base import COMPACT_WAIT_MS, Compaction
 from vigente.store.record_rows import DECODED
 from vigente.time import Instant
 
@@ -74,6 +75,23 @@ RUNTIME_MIGRATIONS: list[list[str]] = [
         )""",
     ],
 ]
+
+def _files_holding(db: Path, samples: Sequence[bytes]) -> tuple[str, int] | None:
+    """The first of the database's files (the file, its log) holding any of ``samples``, and
+    how many it holds; None when none does. One pass over each file."""
+    if not samples:
+        return None
+    import re
+
+    pattern = re.compile(b"|".join(re.escape(s) for s in dict.fromkeys(samples)))
+    for path in (db, db.with_name(db.name + "-wal")):
+        if not path.exists():
+            continue
+        found = {m.group(0) for m in pattern.finditer(path.read_bytes())}
+        if found:
+            return path.name, len(found)
+    return None
+
 
 _COLUMNS = """seq, conversation_id, kind, record_id, branch_id, participant_id, run_id,
     target_id, visibility, anchor, known_from, date_flags, payload"""
@@ -458,19 +476,43 @@ class SQLiteRuntime:
             self.delete_runtime_blobs([sha for sha in created
                                        if not self.runtime_blob_referenced(sha)])
 
-    def runtime_compact(self) -> str:
+    def runtime_compact(self, *, full: bool = True, samples: Sequence[bytes] = ()
+                        ) -> Compaction:
+        if self.url == ":memory:":
+            return Compaction(True, "an in-memory database: nothing was written to a file")
         with self._lock:
             if self._conn.in_transaction:
-                return "inside a transaction: not compacted"
-            self._conn.execute("PRAGMA temp_store = MEMORY")
-            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            self._conn.execute("VACUUM")
-            busy, _, _ = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+                return Compaction(False, "inside a transaction: not compacted")
+            (timeout,) = self._conn.execute("PRAGMA busy_timeout").fetchone()
+            # a reader holding an old snapshot blocks the checkpoint: wait for it a little,
+            # never the connection's whole timeout (the tenant's writers wait meanwhile)
+            self._conn.execute(f"PRAGMA busy_timeout = {COMPACT_WAIT_MS}")
+            try:
+                self._conn.execute("PRAGMA temp_store = MEMORY")
+                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                if full:
+                    self._conn.execute("VACUUM")
+                busy, _, _ = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            except sqlite3.OperationalError as exc:
+                return Compaction(False, f"the compaction could not finish ({exc}): run "
+                                  "`vigente runtime gc` (or the purge again) when the store is "
+                                  "less busy")
+            finally:
+                self._conn.execute(f"PRAGMA busy_timeout = {int(timeout)}")
         if busy:
-            return ("another connection is reading: the write-ahead log could not be truncated; "
-                    "run `vigente runtime gc` again when it has closed")
-        return ("deleted pages zeroed (secure_delete), WAL checkpointed and truncated, file "
-                "rewritten")
+            return Compaction(False, "another connection is reading an older snapshot, so the "
+                              "write-ahead log, which still holds the erased text, could not be "
+                              "truncated: run the purge again (or `vigente runtime gc`) when "
+                              "it has closed")
+        left = _files_holding(Path(self.url), samples)
+        if left:
+            return Compaction(False, f"{left[1]} of the {len(samples)} sampled erased texts "
+                              f"are still in {left[0]}: run `vigente runtime gc` to finish, "
+                              "and check for copies of the text outside this account")
+        checked = (f"; none of {len(samples)} sampled erased texts is left in the database "
+                   "or its log") if samples else ""
+        return Compaction(True, "deleted pages zeroed (secure_delete), WAL checkpointed and "
+                          "truncated" + (", file rewritten" if full else "") + checked)
 
     # -- helpers ---------------------------------------------------------------------------
     @contextlib.contextmanager
