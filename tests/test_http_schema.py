@@ -32,8 +32,25 @@ ADMIN_KEY = "schema-admin-key-0123456789abcdef"
 #: Generated requests per endpoint and mode (bounded: the whole run takes about a minute).
 EXAMPLES = {"sqlite": 15, "postgres": 5}
 
+@schemathesis.check
+def one_error_shape(ctx: Any, response: Any, case: Any) -> bool | None:
+    """Every 4xx and 5xx has the one error shape, its status repeated, a code and a message
+    (issue 21: a bad body was answered with the code ``h_t_t_p_exception``)."""
+    if response.status_code < 400:
+        return None
+    body = response.json()
+    error = body.get("error") if isinstance(body, dict) else None
+    assert isinstance(error, dict) and set(body) == {"error"}, f"not the error shape: {body!r}"
+    assert error.get("status") == response.status_code, body
+    code, message = error.get("code"), error.get("message")
+    assert isinstance(code, str) and code.islower() and "h_t_t_p" not in code, body
+    assert isinstance(message, str) and message, body
+    return None
+
+
 CHECKS = [
     not_a_server_error,
+    one_error_shape,
     status_code_conformance,
     content_type_conformance,
     response_schema_conformance,

@@ -261,3 +261,62 @@ def test_the_default_extractor_never_holds_a_value_its_artifact_does_not(value: 
     for fact in fact_values(extraction.facts):
         assert any(fact == h and type(fact) is type(h) for h in held) or (
             fact is None), f"{fact!r} is not in the artifact"
+
+
+# -- issue 21: the event log under arbitrary (and broken) input ----------------------------------
+def _mutate(events: list[dict[str, Any]], how: str, where: int, junk: Any) -> list[dict[str, Any]]:
+    events = [dict(e) for e in events]
+    e = events[where % len(events)]
+    keys = sorted(k for k in e if k != "event")
+    if how == "drop" and keys:
+        del e[keys[where % len(keys)]]
+    elif how == "retype" and keys:
+        e[keys[where % len(keys)]] = junk
+    elif how == "unknown-kind":
+        e["event"] = "hologram"
+    elif how == "extra":
+        e["zz_unknown"] = junk
+    elif how == "swap" and len(events) > 1:
+        i = where % len(events)
+        j = (i + 1) % len(events)
+        events[i], events[j] = events[j], events[i]
+    elif how == "no-at":
+        e.pop("at", None)
+    return events
+
+
+junk = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.text(max_size=6),
+                 st.lists(st.integers(), max_size=2), st.dictionaries(st.text(max_size=2),
+                                                                      st.integers(), max_size=2))
+
+
+@settings(max_examples=60, deadline=None)
+@given(steps, st.sampled_from(["none", "drop", "retype", "unknown-kind", "extra", "swap",
+                               "no-at"]), st.integers(0, 100), junk)
+def test_any_event_log_is_stored_whole_or_refused_whole(
+    plan: list[tuple[str, int, int, str]], how: str, where: int, value: Any,
+) -> None:
+    """An event log, valid or broken anywhere, either is refused with a VigenteError and
+    nothing of it is written, or is stored whole and reads back; assembling over it never
+    fails with anything but a VigenteError."""
+    from vigente.errors import VigenteError
+
+    events = _mutate(build(plan), how, where, value)
+    lines = [json.dumps(e) for e in events]
+    with Vigente.open(":memory:") as vg:
+        try:
+            report = vg.runtime.import_events(lines)
+        except VigenteError:
+            assert vg.runtime.conversations() == []  # nothing half-written
+            return
+        assert report.events == len(events)
+        graph = vg.runtime.graph(C)
+        assert len(graph.as_dict()["records"]) >= len(events) - 1  # the conversation is no record
+        branches = [n.id for n in graph.of_kind("branch")]
+        people = [n.id for n in graph.of_kind("participant")]
+        for b in branches:
+            for p in people:
+                try:
+                    vg.assembly.assemble(C, b, p)
+                except VigenteError:
+                    pass
