@@ -165,3 +165,51 @@ def test_gc_dry_run_then_erase(tmp_path: Path, log: Path) -> None:
     assert code == 0 and out.startswith("erased 4 raw content(s)")
     code, out = run(db, "runtime", "artifact", "t1", "--raw")
     assert code == 1 and "erased by retention" in out
+
+
+RUN_ORDER = [
+    {"event": "conversation", "id": "c", "account": "a", "at": "2026-10-01T08:00:00Z"},
+    {"event": "participant", "conversation": "c", "id": "p", "model": "m"},
+    {"event": "branch", "conversation": "c", "id": "main"},
+    {"event": "run", "conversation": "c", "id": "r1", "branch": "main", "participant": "p",
+     "mode": "chat"},
+    {"event": "message", "conversation": "c", "id": "pre", "branch": "main",
+     "role": "assistant", "content": "Let me look.", "run": "r1"},  # with its calls: fine
+    {"event": "tool_call", "conversation": "c", "id": "t1", "run": "r1", "name": "trains",
+     "arguments": {}},
+    {"event": "tool_result", "conversation": "c", "call": "t1", "status": "succeeded",
+     "content": "IC-0660 at 08:10"},
+    {"event": "message", "conversation": "c", "id": "answer", "branch": "main",
+     "role": "assistant", "content": "Take IC-0660.", "run": "r1"},  # after its results
+]
+
+
+def test_an_answer_after_its_runs_results_is_flagged(tmp_path: Path) -> None:
+    """A run is one model response (docs/runtime.md): the answer written after tool results
+    belongs to a new run. The log is stored, and the import names the line and the fix."""
+    log = tmp_path / "order.jsonl"
+    log.write_text("\n".join(json.dumps(e) for e in RUN_ORDER) + "\n")
+    result = CliRunner().invoke(cli, ["--db", str(tmp_path / "v.db"), "runtime", "import",
+                                      str(log)])
+    assert result.exit_code == 0, result.output
+    assert "warning: line 8: assistant message 'answer' of run 'r1'" in result.stderr
+    assert "line 5" not in result.stderr  # the text that comes with its calls is fine
+    fixed = [*RUN_ORDER[:-1],
+             {"event": "run", "conversation": "c", "id": "r2", "branch": "main",
+              "participant": "p", "mode": "chat"}, dict(RUN_ORDER[-1], run="r2")]
+    log.write_text("\n".join(json.dumps(e) for e in fixed) + "\n")
+    again = CliRunner().invoke(cli, ["--db", str(tmp_path / "w.db"), "runtime", "import",
+                                     str(log)])
+    assert again.exit_code == 0 and "warning" not in again.stderr, again.output
+
+
+def test_the_openai_importer_writes_runs_in_order(tmp_path: Path) -> None:
+    """Real tau-bench transcripts (through import-openai) never trip the run-order warning."""
+    if not TAU.exists():
+        pytest.skip(f"needs the tau-bench transcripts at {TAU}")
+    for trial in ("0", "1", "2"):
+        result = CliRunner().invoke(cli, ["--db", str(tmp_path / f"{trial}.db"), "runtime",
+                                          "import-openai", str(TAU), "--conversation", "t",
+                                          "--account", "a", "--trial", trial])
+        assert result.exit_code == 0, result.output
+        assert "warning" not in result.stderr, result.stderr

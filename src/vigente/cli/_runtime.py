@@ -31,7 +31,7 @@ _emit = emit_json
 def _import_json(report: RuntimeImportReport) -> dict[str, Any]:
     """The ``--json`` shape of both runtime imports."""
     return {"events": report.events, "by_kind": dict(sorted(report.by_kind.items())),
-            "conversations": list(report.conversations)}
+            "conversations": list(report.conversations), "warnings": list(report.warnings)}
 
 
 def _report_json(report: PurgeReport | GCReport) -> dict[str, Any]:
@@ -50,12 +50,14 @@ def runtime() -> None:
 @json_option
 @click.pass_context
 def import_(ctx: click.Context, file: Path, now: str | None, as_json: bool) -> None:
-    """Import an event log (JSON Lines, see RUNTIME.md), all or nothing (a progress bar on a
-    terminal)."""
+    """Import an event log (JSON Lines; the format, with a worked example, is in
+    docs/runtime.md), all or nothing (a progress bar on a terminal)."""
     lines = read_lines(file)
     rt = open_store(ctx).runtime
     with progress("importing events", len(lines)) as step:
         report = rt.import_events(Counted(lines, step, "committing"), now=now)
+    for warning in report.warnings:
+        click.echo(f"warning: {warning}", err=True)
     if as_json:
         _emit(_import_json(report))
         return

@@ -131,6 +131,8 @@ class RuntimeImportOut(_Out):
     events: int
     by_kind: dict[str, int]
     conversations: list[str]
+    warnings: list[str] = Field(default_factory=list, description="lines stored that look "
+                                "mis-written (e.g. a run's answer written after its results)")
 
 
 class ConversationOut(_Out):
@@ -340,6 +342,7 @@ def apply_events(
         "events": report.events,
         "by_kind": report.by_kind,
         "conversations": list(report.conversations),
+        "warnings": list(report.warnings),
     }
 
 

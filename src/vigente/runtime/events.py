@@ -25,11 +25,42 @@ __all__ = ["EVENTS", "RuntimeImportReport", "apply_event", "import_events",
 
 @dataclass(frozen=True, slots=True)
 class RuntimeImportReport:
-    """What an import wrote: events applied, by kind."""
+    """What an import wrote: events applied, by kind; and warnings about lines that were
+    stored but look mis-written (see :func:`run_order_warning`)."""
 
     events: int
     by_kind: dict[str, int]
     conversations: tuple[str, ...]
+    warnings: tuple[str, ...] = ()
+
+
+class _RunOrder:
+    """A run is one model response: its assistant text and its tool calls come out together,
+    and the results come back after it. An answer written after those results is the next
+    model response, so a new run; written into the same run, it would be assembled before the
+    results it reads. Tracks the log's calls and results by run, to warn about such a line."""
+
+    def __init__(self) -> None:
+        self.calls: dict[tuple[str, str], str] = {}  # (conversation, call) -> run
+        self.answered: dict[tuple[str, str], int] = {}  # (conversation, run) -> a result's line
+
+    def see(self, number: int, event: dict[str, Any]) -> str | None:
+        kind, conversation = event.get("event"), str(event.get("conversation"))
+        if kind == "tool_call" and isinstance(event.get("run"), str):
+            self.calls[(conversation, str(event.get("id")))] = event["run"]
+        elif kind == "tool_result":
+            run = self.calls.get((conversation, str(event.get("call"))))
+            if run is not None:
+                self.answered.setdefault((conversation, run), number)
+        elif kind == "message" and event.get("role") == "assistant" and isinstance(
+                event.get("run"), str):
+            result = self.answered.get((conversation, event["run"]))
+            if result is not None:
+                return (f"line {number}: assistant message {event.get('id')!r} of run "
+                        f"{event['run']!r} comes after that run's tool results (line {result}): "
+                        "a run is one model response, so an answer written after tool results "
+                        "is a new run: give it its own `run` event (docs/runtime.md)")
+        return None
 
 
 def _get(obj: dict[str, Any], key: str, kind: type | tuple[type, ...], *,
@@ -218,8 +249,12 @@ def import_events(rt: Runtime, source: str | Path | Iterable[bytes | str], *,
     at: Instant | None = now
     counts: Counter[str] = Counter()
     conversations: dict[str, None] = {}
+    order, warnings = _RunOrder(), []
     with rt.transaction():
         for number, event in json_objects(lines):
+            warning = order.see(number, event)
+            if warning is not None:
+                warnings.append(warning)
             try:
                 if "at" in event and event["at"] is not None:
                     if not isinstance(event["at"], str):
@@ -233,4 +268,5 @@ def import_events(rt: Runtime, source: str | Path | Iterable[bytes | str], *,
             counts[str(event["event"])] += 1
             cid = event["id"] if event["event"] == "conversation" else event["conversation"]
             conversations[str(cid)] = None
-    return RuntimeImportReport(sum(counts.values()), dict(counts), tuple(conversations))
+    return RuntimeImportReport(sum(counts.values()), dict(counts), tuple(conversations),
+                               tuple(warnings))
