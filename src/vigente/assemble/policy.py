@@ -18,6 +18,7 @@ from typing import Any
 
 from vigente.assemble.call_ids import CALL_IDS
 from vigente.errors import InvalidInput
+from vigente.jsonlimits import json_depth
 from vigente.runtime.records import PRIVACY
 
 __all__ = ["ENCODINGS", "Policy", "default_policy", "load_policy", "policy_from_document"]
@@ -193,11 +194,27 @@ def default_policy() -> Policy:
     return policy_from_document({}, "default")
 
 
+#: The largest policy file read, and its deepest nesting of arrays and inline tables.
+MAX_POLICY_BYTES = 1 << 20
+MAX_POLICY_DEPTH = 32
+
+
 def load_policy(path: str | Path) -> Policy:
-    """Read and validate a policy TOML file; bad input is an :class:`InvalidInput`."""
+    """Read and validate a policy TOML file; bad input is an :class:`InvalidInput`. The size
+    and nesting are bounded before the TOML parser (which recurses) reads it."""
     p = Path(path)
     try:
-        data = tomllib.loads(p.read_text("utf-8"))
+        if p.exists() and not p.is_file():
+            raise InvalidInput(f"policy file {str(p)!r} is not a regular file: give a TOML file")
+        with p.open("rb") as handle:
+            raw = handle.read(MAX_POLICY_BYTES + 1)
+        if len(raw) > MAX_POLICY_BYTES:
+            raise InvalidInput(f"policy file {str(p)!r} is larger than {MAX_POLICY_BYTES} bytes: "
+                               "a policy is a short TOML file (`vigente policy show` prints one)")
+        if json_depth(raw, stop_above=MAX_POLICY_DEPTH) > MAX_POLICY_DEPTH:
+            raise InvalidInput(f"policy file {str(p)!r} nests arrays or tables more than "
+                               f"{MAX_POLICY_DEPTH} levels deep: a policy is a short TOML file")
+        data = tomllib.loads(raw.decode("utf-8"))
     except FileNotFoundError:
         raise InvalidInput(
             f"policy file {str(p)!r} not found: give a TOML file "
@@ -205,6 +222,8 @@ def load_policy(path: str | Path) -> Policy:
         ) from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InvalidInput(f"policy file {str(p)!r} is not valid TOML ({exc}): fix it") from None
+    except OSError as exc:
+        raise InvalidInput(f"cannot read policy file {str(p)!r}: {exc.strerror}") from None
     if "id" not in data or "version" not in data:
         raise InvalidInput(
             f"policy {str(p)!r}: a policy file must give its own `id` and "

@@ -13,6 +13,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, TypeVar, overload
 
 import click
@@ -239,11 +240,27 @@ def scope_option(func: F) -> F:
     )(func)
 
 
+def _not_a_service_root(db: str) -> None:
+    """--db names one store; the folder `vigente serve` keeps its tenants in holds many."""
+    path = Path(db)
+    if path.is_dir() and ((path / "admin.db").exists() or (path / "tenants").is_dir()):
+        tenants = sorted(p.stem for p in (path / "tenants").glob("*.db"))
+        listed = f" (tenants here: {', '.join(tenants[:10])})" if tenants else ""
+        raise click.ClickException(
+            f"{db} is the data folder of `vigente serve`, which holds one store per tenant"
+            f"{listed}: point --db at one tenant's file, {path / 'tenants' / 'NAME.db'}")
+    if path.is_dir():
+        raise click.ClickException(
+            f"{db} is a folder: --db takes a SQLite file (created if absent) or a "
+            "postgresql:// URL")
+
+
 def open_store(ctx: click.Context) -> Vigente:
     obj = ctx.ensure_object(dict)
     store: Vigente | None = obj.get("store")
     if store is None:
         db = obj.get("db") or os.environ.get("VIGENTE_DB") or DEFAULT_DB
+        _not_a_service_root(db)
         store = Vigente.open(db, default_zone=obj.get("default_zone"))
         obj["store"] = store
         ctx.call_on_close(store.close)

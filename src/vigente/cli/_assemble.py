@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
 from vigente.assemble import FORMATS, default_policy, load_policy
-from vigente.cli._app import cli, open_store
+from vigente.cli._app import cli, console, open_store
 from vigente.runtime import MODES
 
 
@@ -39,7 +40,10 @@ def _emit(data: object) -> None:
     metavar="REF",
     help="Ask for the raw evidence of one artifact (repeatable).",
 )
-@click.option("--as-of", "as_of", metavar="K", help="Assemble from the graph as known at K.")
+@click.option(
+    "--as-of", "--known-at", "as_of", metavar="K",
+    help="Assemble from the graph as known at K (also --known-at, as in ask/search/show).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the assembly as JSON.")
 @click.pass_context
 def assemble(
@@ -84,6 +88,31 @@ def assemble(
         click.echo(f"  + {d['ref']} ({d['kind']}) as {d['as']}  [{d['rule']}]")
     for d in data["omitted"]:
         click.echo(f"  - {d['ref']} ({d['kind']}): {d['reason']}  [{d['rule']}]")
+    _print_messages(data["messages"])
+    stale = [d for d in data["included"] if d["as"] == "stale_marker"]
+    memories = [d for d in data["included"] if d["kind"] == "memory"]
+    if as_of is None and memories and len(stale) * 2 >= len(memories):
+        last = open_store(ctx).runtime.graph(conversation).as_dict()["records"]
+        latest = max((r["known_from"] for r in last), default=None)
+        click.echo(
+            f"note: {len(stale)} of {len(memories)} memories are stale as of now; to see the "
+            f"session as it stood, assemble it as known then: --as-of {latest}", err=True)
+
+
+def _print_messages(messages: list[dict[str, Any]]) -> None:
+    """The request's messages, as the model will read them (rich panels, one per message)."""
+    from rich.panel import Panel
+    from rich.text import Text
+
+    out = console()
+    out.print(f"messages ({len(messages)}):")
+    for n, m in enumerate(messages, start=1):
+        content = m.get("content")
+        if not isinstance(content, str):
+            content = json.dumps(content, ensure_ascii=False, separators=(",", ":"))
+        extra = ", ".join(k for k in m if k not in ("role", "content"))
+        title = f"{n}. {m.get('role', '?')}" + (f" ({extra})" if extra else "")
+        out.print(Panel(Text(content or ""), title=title, title_align="left", expand=False))
 
 
 @cli.command()
@@ -180,14 +209,18 @@ def policy() -> None:
 @click.argument("file", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def policy_show(file: Path | None, as_json: bool) -> None:
-    """Print a policy (default: vigente's own) with its id, version and hash."""
+    """Print a policy (default: vigente's own) as TOML, with its id, version and hash: what
+    --policy and `policy check` read (--json: JSON)."""
+    import tomli_w
+
     pol = load_policy(file) if file is not None else default_policy()
     data = {**pol.summary(), "document": pol.document}
     if as_json:
         _emit(data)
         return
-    click.echo(f"policy {pol.id} version {pol.version} sha256 {pol.hash}")
-    click.echo(json.dumps(pol.document, indent=2, ensure_ascii=False))
+    # TOML, as --policy and `policy check` read it: save it, change it, give it a new version
+    click.echo(f"# policy {pol.id} version {pol.version} sha256 {pol.hash}")
+    click.echo(tomli_w.dumps(pol.document), nl=False)
 
 
 @policy.command("check", short_help="Validate a policy file.")

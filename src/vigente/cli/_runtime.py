@@ -23,6 +23,7 @@ from vigente.jsonl import read_lines
 from vigente.kernel.statement import moment
 from vigente.runtime import Graph
 from vigente.runtime.events import RuntimeImportReport
+from vigente.runtime.openai import PARTICIPANT as OPENAI_PARTICIPANT
 from vigente.runtime.retention import GCReport, PurgeReport
 
 _emit = emit_json
@@ -86,6 +87,9 @@ def import_openai(ctx: click.Context, file: Path, conversation: str, account: st
         return
     kinds = ", ".join(f"{n} {k}" for k, n in sorted(report.by_kind.items()))
     click.echo(f"imported {conversation}: {kinds}")
+    click.echo(f"participant {OPENAI_PARTICIPANT!r} (model {model}) on branch 'main': assemble "
+               f"its next request with `vigente assemble --conversation {conversation} "
+               f"--branch main --participant {OPENAI_PARTICIPANT}`")
 
 
 def _size(n: int) -> str:

@@ -19,7 +19,11 @@ if TYPE_CHECKING:
     from vigente.runtime.events import RuntimeImportReport
     from vigente.runtime.service import Runtime
 
-__all__ = ["event_lines", "import_openai", "read_transcript", "transcript_events"]
+__all__ = ["PARTICIPANT", "event_lines", "import_openai", "read_transcript", "transcript_events"]
+
+
+#: The one participant a transcript's assistant messages come from.
+PARTICIPANT = "assistant"
 
 
 def read_transcript(path: str | Path, *, trial: int | None = None) -> list[dict[str, Any]]:
@@ -59,7 +63,7 @@ def transcript_events(messages: list[dict[str, Any]], conversation: str, account
     stamp = (at or current_instant()).isoformat()
     events: list[dict[str, Any]] = [
         {"event": "conversation", "id": conversation, "account": account, "at": stamp},
-        {"event": "participant", "id": "assistant", "model": model},
+        {"event": "participant", "id": PARTICIPANT, "model": model},
         {"event": "branch", "id": "main"},
     ]
     seen: dict[str, int] = defaultdict(int)  # call id -> calls so far
@@ -78,7 +82,7 @@ def transcript_events(messages: list[dict[str, Any]], conversation: str, account
             runs += 1
             run = f"run{runs}"
             events.append({"event": "run", "id": run, "branch": "main",
-                           "participant": "assistant", "mode": "chat"})
+                           "participant": PARTICIPANT, "mode": "chat"})
             for call in m.get("tool_calls") or []:
                 fn = call.get("function") or {}
                 base = str(call.get("id") or f"call{n}")

@@ -221,8 +221,11 @@ class RuntimeReads:
             else:
                 found = [by_id[current]] if current in by_id else []
             if not found:
+                held = sorted({r.record_id for r in self.store.runtime_records(
+                    conversation, kinds=["branch"], known_at=k)})
                 raise InvalidInput(f"unknown branch {current!r} in conversation "
-                                   f"{conversation!r} (as known at {k})")
+                                   f"{conversation!r} (as known at {k}; its branches: "
+                                   f"{', '.join(held) or 'none'})")
             node: Branch = from_record(found[0])
             chain.append((current, upto))
             if node.parent is not None:

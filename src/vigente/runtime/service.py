@@ -241,8 +241,13 @@ class Runtime(RuntimeReads):
             raise InvalidInput(
                 f"{what} {record_id!r} belongs to conversation {homes[0]!r}, not "
                 f"{conversation!r}: a record may only cite records of its own conversation")
-        raise InvalidInput(f"unknown {what} {record_id!r} in conversation {conversation!r}: "
-                           f"{hint}")
+        held = sorted({r.record_id for r in self.store.runtime_records(conversation,
+                                                                       kinds=kinds)})
+        listed = (f" (it has {', '.join(map(repr, held[:10]))}"
+                  f"{f' and {len(held) - 10} more' if len(held) > 10 else ''})") if held \
+            else f" (it has no {what} yet)"
+        raise InvalidInput(f"unknown {what} {record_id!r} in conversation {conversation!r}"
+                           f"{listed}: {hint}")
 
     def _absent(self, conversation: str, kinds: Sequence[str], record_id: str, what: str
                 ) -> str:
