@@ -141,11 +141,38 @@ def _log_config() -> dict[str, Any]:
     return config
 
 
-@cli.command("mcp")
+def mcp_tools() -> list[tuple[str, str]]:
+    """(name, first sentence of its description) of every tool the MCP server registers."""
+    import asyncio
+
+    from vigente.mcp_server import build_server
+
+    def nothing(_: Any) -> Any:  # listing tools serves no store
+        raise RuntimeError("no store")
+
+    tools = asyncio.run(build_server(nothing).list_tools())
+    return [(t.name, " ".join((t.description or "").split()).split(". ", 1)[0].rstrip(".") + ".")
+            for t in tools]
+
+
+class _MCPCommand(click.Command):
+    """``vigente mcp``: its help lists the tools the server registers (never a copy)."""
+
+    def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_help_text(ctx, formatter)
+        try:
+            tools = mcp_tools()
+        except ImportError:  # without the serve extra the command says so when run
+            return
+        with formatter.section(f"Tools ({len(tools)})"):
+            formatter.write_dl(tools)
+
+
+@cli.command("mcp", cls=_MCPCommand)
 @click.pass_context
 def mcp_command(ctx: click.Context) -> None:
-    """Serve the --db store to an MCP client over stdio (tools: ask_evidence, search, cite,
-    record_fact, verify_answer; lineages as resources)."""
+    """Serve the --db store to an MCP client over stdio (the tools below; lineages as
+    resources vigente://lineages and vigente://lineages/{lineage})."""
     _need_serve_extra()
     from vigente.mcp_server import serve_stdio
 

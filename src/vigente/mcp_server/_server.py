@@ -8,12 +8,14 @@ carries. A vigente error reaches the agent as a tool error whose text says what 
 
 from __future__ import annotations
 
+import inspect
+import json
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer, ResourceSecurity
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
-from mcp_types import ToolAnnotations
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
 from vigente.api import Vigente
@@ -87,10 +89,22 @@ _WRITE = ToolAnnotations(
 )
 
 
-def _call(action: Callable[[], T]) -> T:
+#: What a tool returns: its result as structured content (the output schema is the JSON
+#: object), and the same as one compact JSON text for clients that read only text; never the
+#: SDK's default, an indented copy that doubled what a model reads.
+ToolResult = Annotated[CallToolResult, dict[str, Any]]
+
+
+def _compact(data: dict[str, Any]) -> CallToolResult:
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return CallToolResult(content=[TextContent(type="text", text=text)],
+                          structured_content=data)
+
+
+def _call(action: Callable[[], dict[str, Any]]) -> CallToolResult:
     """Run a tool body; vigente's own errors become tool errors the agent can act on."""
     try:
-        return action()
+        return _compact(action())
     except VigenteError as exc:
         raise ToolError(str(exc)) from None
     except ApiError as exc:
@@ -117,7 +131,14 @@ def build_server(resolve: Resolver) -> MCPServer:
         log_level="WARNING",  # the SDK configures the root logger; INFO would log every call
     )
 
-    @server.tool(annotations=_READ)
+    def tool(**options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """``server.tool`` with the docstring dedented into the description a model reads."""
+        def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+            described = server.tool(description=inspect.cleandoc(fn.__doc__ or ""), **options)
+            return described(fn)
+        return register
+
+    @tool(annotations=_READ)
     def ask_evidence(
         ctx: Context,
         lineage: Annotated[
@@ -152,7 +173,7 @@ def build_server(resolve: Resolver) -> MCPServer:
                 description=("store the admissibility decision (its id comes back as decision_id)")
             ),
         ] = False,
-    ) -> dict[str, Any]:
+    ) -> ToolResult:
         """Evidence for one question: status (supported, missing or conflict), the admitted
         values or document versions, the excluded ones with reasons and successors, and
         `statement`, the wording to answer from. Never answer a `missing` with a value, nor a
@@ -168,7 +189,7 @@ def build_server(resolve: Resolver) -> MCPServer:
         )
         return _call(lambda: ask(resolve(ctx), body))
 
-    @server.tool(annotations=_READ)
+    @tool(annotations=_READ)
     def search(
         ctx: Context,
         query: Annotated[
@@ -205,7 +226,7 @@ def build_server(resolve: Resolver) -> MCPServer:
         ] = None,
         language: SearchLanguage = "en",
         now: Now = None,
-    ) -> dict[str, Any]:
+    ) -> ToolResult:
         """Passages of documents and facts about `query` that are admissible on `valid_at`
         (relevance ranks topics, validity picks the period), each with its citation and why
         it was admitted, plus the most similar versions that were excluded and why. Use it to
@@ -230,7 +251,7 @@ def build_server(resolve: Resolver) -> MCPServer:
 
         return _call(run)
 
-    @server.tool(annotations=_READ)
+    @tool(annotations=_READ)
     def cite(
         ctx: Context,
         lineage: Annotated[
@@ -248,7 +269,7 @@ def build_server(resolve: Resolver) -> MCPServer:
         scope: Scope | None = None,
         language: Language = "en",
         now: Now = None,
-    ) -> dict[str, Any]:
+    ) -> ToolResult:
         """The citations to quote for a lineage on a date: each version in force with its
         reference, entry into force and the chain of versions it replaces or that replace it
         ("Circular 12/2025, in force from 3 March 2025, replacing Circular 7/2023"), and the
@@ -301,7 +322,7 @@ def build_server(resolve: Resolver) -> MCPServer:
 
         return _call(run)
 
-    @server.tool(annotations=_WRITE)
+    @tool(annotations=_WRITE)
     def record_fact(
         ctx: Context,
         lineage: Annotated[
@@ -330,7 +351,7 @@ def build_server(resolve: Resolver) -> MCPServer:
             Date | None, Field(description=("first date it no longer applies; omit when open"))
         ] = None,
         scope: Scope | None = None,
-    ) -> dict[str, Any]:
+    ) -> ToolResult:
         """Record that `source` states `lineage` is `value` over [valid_from, valid_to), as
         learned on `known_at`. History is kept: what it replaces is closed, never
         overwritten. Recording the same statement again changes nothing."""
@@ -354,7 +375,7 @@ def build_server(resolve: Resolver) -> MCPServer:
 
         return _call(run)
 
-    @server.tool(name="verify_answer", annotations=_READ)
+    @tool(name="verify_answer", annotations=_READ)
     def verify_answer_tool(
         ctx: Context,
         answer: Annotated[
@@ -376,7 +397,7 @@ def build_server(resolve: Resolver) -> MCPServer:
         ] = None,
         language: FindingsLanguage = "en",
         now: Now = None,
-    ) -> dict[str, Any]:
+    ) -> ToolResult:
         """Check a draft answer against the evidence before sending it: a value not admitted,
         a dropped date qualifier ("from 1 October", "as known on"), a conflict stated as one
         value, a number where there is no record, a superseded version cited as in force.
@@ -402,7 +423,7 @@ def build_server(resolve: Resolver) -> MCPServer:
 
         return _call(run)
 
-    @server.tool(annotations=_WRITE)
+    @tool(annotations=_WRITE)
     def record_event(
         ctx: Context,
         event: Annotated[
@@ -422,7 +443,7 @@ def build_server(resolve: Resolver) -> MCPServer:
                 description="or a batch of events, applied in order, all or nothing",
             ),
         ] = None,
-    ) -> dict[str, Any]:
+    ) -> ToolResult:
         """Log what happened in an agent conversation, so that assemble_context can build the
         next model call from it. Give `event` (one) or `events` (a batch, all or nothing; a
         refused event is named by its index and nothing is written). Kinds and their required
@@ -448,7 +469,7 @@ def build_server(resolve: Resolver) -> MCPServer:
 
         return _call(run)
 
-    @server.tool(annotations=_WRITE)
+    @tool(annotations=_WRITE)
     def assemble_context(
         ctx: Context,
         conversation: Annotated[
@@ -481,7 +502,7 @@ def build_server(resolve: Resolver) -> MCPServer:
         as_of: Annotated[
             Date | None, Field(description="build from the graph as known then (default: now)")
         ] = None,
-    ) -> dict[str, Any]:
+    ) -> ToolResult:
         """The context of the next model call of `participant` on `branch`, assembled by the
         policy from the logged conversation and recorded: `messages` (send them as they are,
         in `format`), `included` (each record and how it reached the model), `omitted` (each
@@ -505,7 +526,7 @@ def build_server(resolve: Resolver) -> MCPServer:
 
         return _call(run)
 
-    @server.tool(annotations=_READ)
+    @tool(annotations=_READ)
     def explain_assembly(
         ctx: Context,
         assembly_id: Annotated[
@@ -529,7 +550,7 @@ def build_server(resolve: Resolver) -> MCPServer:
                 description="an earlier assembly_id: what changed from it to this one",
             ),
         ] = None,
-    ) -> dict[str, Any]:
+    ) -> ToolResult:
         """A recorded assembly: the policy and snapshot, what was included as what and what
         was omitted and why (each decision names its rule). With `why_not`: that record's
         reason and rule, or why it was never a candidate. With `rebuild`: whether assembling
