@@ -148,3 +148,26 @@ def test_checkpoint_forks_are_branch_forks_and_siblings_stay_apart(sqlite_vg: Vi
         "HAT21LAX.",
     ]
     assert [m.content for m in vg.runtime.transcript("t", "main")] == ["JFK to SFO?", "HAT21SFO."]
+
+
+def test_a_fork_from_the_first_checkpoint_keeps_its_parent(sqlite_vg: Vigente) -> None:
+    """Forked before any message, the branch was a new root: it lost its parent branch."""
+    vg = sqlite_vg
+    model = ScriptedChatModel(messages=iter([AIMessage("Paris."), AIMessage("Rome.")]))
+    ctx = VigenteContext(vg)
+    graph = build(ctx, model)
+    config = {"configurable": {"thread_id": "t"}}
+    graph.invoke({"messages": [HumanMessage("Capital of France?")]}, config)
+    first = list(graph.get_state_history(config))[-1]  # the thread's first checkpoint
+    assert not first.values.get("messages")
+    fork = graph.update_state(first.config, {"messages": [HumanMessage("Capital of Italy?")]})
+    out = graph.invoke(None, fork)
+    branch = out["vigente_branch"]
+    assert branch != "main"
+    assert ctx.threads.recorder("t").branches()[branch] == "main"  # its parent is kept
+    node = next(b for b in vg.runtime.graph("t").of_kind("branch") if b.id == branch)
+    assert node.parent == "main"
+    # forked at main's start: it inherits none of main's records
+    assert [m.content for m in vg.runtime.transcript("t", branch)] == ["Capital of Italy?",
+                                                                        "Rome."]
+    assert "Capital of France?" not in text(model.received[-1])

@@ -91,7 +91,7 @@ def test_a_fork_that_keeps_an_exchange_without_text_records_it_again(sqlite_vg: 
     assert rec.items(fork)[2] == Result("c1", "succeeded", {"status": "confirmed"})
     assert rt.transcript("c", fork)[-1].content == "status of ZFA04Y?"
     empty = rec.fork(fork, 0)
-    assert rec.branches()[empty] is None and rec.items(empty) == []
+    assert rec.branches()[empty] == fork and rec.items(empty) == []  # forked at its start
     assert rec.latest_branch() == empty
 
 

@@ -363,8 +363,8 @@ class Recorder:
                 view[:] = _canonical(view, lambda e: e.item)
 
     def fork(self, branch: str, keep: int) -> str:
-        """A new branch holding the first ``keep`` items of ``branch`` (``0``: an empty root
-        branch); ``branch`` keeps everything it holds."""
+        """A new branch of ``branch`` holding its first ``keep`` items (``0``: forked at its
+        start, holding none); ``branch`` keeps everything it holds."""
         with self._lock:
             self._view(branch)
             return self._fork(branch, keep)
@@ -390,9 +390,9 @@ class Recorder:
         name = self._new_branch_name(branch)
         rt = self.runtime
         with rt.transaction():
-            if anchor is None:
-                rt.fork_branch(self.conversation, name)
-                self._branches[name] = None
+            if anchor is None:  # no message to fork after: forked at the parent's start
+                rt.fork_branch(self.conversation, name, parent=branch, at_start=True)
+                self._branches[name] = branch
                 again = kept
                 fresh: list[_Entry] = []
             else:

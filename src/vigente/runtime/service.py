@@ -305,9 +305,12 @@ class Runtime(RuntimeReads):
         return node
 
     def fork_branch(self, conversation: str, branch: str, *, parent: str | None = None,
-                    fork_after: str | None = None, at: TimeLike | None = None) -> Branch:
+                    fork_after: str | None = None, at_start: bool = False,
+                    at: TimeLike | None = None) -> Branch:
         """A root branch (no ``parent``) or a branch inheriting ``parent``'s records up to and
-        including the message ``fork_after`` (default: everything the parent holds now)."""
+        including the message ``fork_after`` (default: everything the parent holds now);
+        ``at_start``: forked from ``parent`` before its first record, inheriting none of them
+        (a LangGraph fork from a thread's first checkpoint)."""
         with self.transaction():
             self._conversation(conversation)
             self._absent(conversation, ["branch"], branch, "branch")
@@ -318,10 +321,14 @@ class Runtime(RuntimeReads):
             if parent is not None:
                 self._one(conversation, ["branch"], parent, "parent branch",
                           "record the parent branch first (links may not form a cycle)")
+                if fork_after is not None and at_start:
+                    raise InvalidInput("give fork_after or at_start, not both")
                 if fork_after is not None:
                     position = self._fork_position(conversation, parent, fork_after)
-            elif fork_after is not None:
-                raise InvalidInput("fork_after needs a parent branch")
+                elif at_start:
+                    position = 0  # before every position: nothing of the parent is inherited
+            elif fork_after is not None or at_start:
+                raise InvalidInput("fork_after and at_start need a parent branch")
             node = Branch(conversation, branch, self._known(conversation, at), parent,
                           fork_after, position)
             self._append(node)
@@ -331,7 +338,9 @@ class Runtime(RuntimeReads):
         found = self._one(conversation, ["message"], message, "message",
                           "fork after a message of the parent branch")
         windows = dict(self.ancestry(conversation, parent))
-        if found.branch_id not in windows or found.seq > (windows[found.branch_id] or found.seq):
+        home = found.branch_id
+        if home is None or home not in windows or (
+                windows[home] is not None and found.seq > (windows[home] or 0)):
             raise InvalidInput(f"message {message!r} is on branch {found.branch_id!r}, not on "
                                f"branch {parent!r} or what it inherits: fork after one of its "
                                "messages")
