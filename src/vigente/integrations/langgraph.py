@@ -17,7 +17,8 @@ resumed from an earlier checkpoint (``graph.invoke(…, {"configurable": {"threa
 "checkpoint_id": c}})``, or after ``graph.update_state``) holds fewer or other messages than
 that branch; the hook then forks a new branch after the last record both share (at the
 branch's start when they share none, as from the thread's first checkpoint: the fork keeps its
-parent) and records the run there. The original branch, and whatever its later checkpoints saw, stays as it was.
+parent) and records the run there. The original branch, and whatever its later checkpoints
+saw, stays as it was.
 """
 
 from __future__ import annotations
