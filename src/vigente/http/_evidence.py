@@ -16,6 +16,7 @@ from vigente.http import models as m
 from vigente.http._deps import TenantStore
 from vigente.http._errors import ERROR_RESPONSES, ApiError, NotFound
 from vigente.retrieval import ALL_SCOPES
+from vigente.retrieval.embed import model_loading
 
 __all__ = ["ask", "router"]
 
@@ -74,7 +75,13 @@ def ask_endpoint(body: m.AskRequest, vg: TenantStore) -> dict[str, Any]:
 @router.post("/search", response_model=m.SearchOut, tags=["evidence"])
 def search(body: m.SearchRequest, vg: TenantStore) -> dict[str, Any]:
     """Passages about the query that are admissible on ``valid_at`` (relevance ranks topics,
-    validity picks the period), with the most similar excluded versions and why."""
+    validity picks the period), with the most similar excluded versions and why. While the
+    server loads the embedding model at start, ``semantic`` and ``hybrid`` get 503
+    ``model_loading`` with Retry-After (``lexical`` is served at once)."""
+    if body.mode in ("semantic", "hybrid") and model_loading():
+        raise ApiError(503, "model_loading", "the embedding model is still loading (it loads "
+                       "once, when the server starts): retry in a few seconds, or search with "
+                       '"mode": "lexical"', {"Retry-After": "5"})
     result = vg.retrieval.search(
         body.query,
         valid_at=body.valid_at,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -70,9 +71,47 @@ def _torch_threads(count: int) -> Iterator[None]:
         torch.set_num_threads(before)
 
 
-@functools.cache
+_MODEL_LOCK = threading.Lock()
+_MODEL: Any = None
+_LOADING = threading.Event()  # set while a warm-up loads the model in the background
+
+
 def _load_minilm() -> Any:
-    """The model, loaded once per process (the import alone takes seconds)."""
+    """The model, loaded once per process (the import alone takes seconds); concurrent
+    callers wait for the one load."""
+    global _MODEL
+    with _MODEL_LOCK:
+        if _MODEL is None:
+            _MODEL = _read_minilm()
+        return _MODEL
+
+
+def model_loading() -> bool:
+    """True while :func:`warm_up` is loading the model (a caller would wait for it)."""
+    return _LOADING.is_set() and _MODEL is None
+
+
+def warm_up() -> threading.Thread | None:
+    """Load the built-in model in a background thread, so that no request pays for it (a
+    server calls this at start); None when the model is not installed or already loaded."""
+    if _MODEL is not None or not embedding_available():
+        return None
+    _LOADING.set()
+
+    def load() -> None:
+        try:
+            _load_minilm()
+        except Exception:
+            pass
+        finally:
+            _LOADING.clear()
+
+    thread = threading.Thread(target=load, name="vigente-model-warm-up", daemon=True)
+    thread.start()
+    return thread
+
+
+def _read_minilm() -> Any:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the weights ship in the package
     os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
     try:
