@@ -228,3 +228,23 @@ def test_no_request_loads_the_embedding_model(
         embed._MODEL = saved  # a model loaded earlier in this process is not loaded again
     thread.join()
     assert not embed.model_loading()
+
+
+def test_errors_over_http_give_http_advice(
+    server: tuple[str, httpx.Client, dict[str, str]],
+) -> None:
+    """They advised `--known-at`, `vigente runtime show` and `vigente index` (no such endpoint)."""
+    _, client, key = server
+    record = {"op": "record", "lineage": "lim", "value": 1, "source": "p",
+              "valid_from": "2026-01-01", "known_at": "2026-02-01"}
+    assert client.post("/v1/statements", headers=key,
+                       json={"statements": [record]}).status_code == 200
+    asked = client.post("/v1/ask", headers=key, json={"lineage": "lim", "valid_at": "2026-01-05"})
+    assert asked.status_code == 200
+    late = client.post("/v1/statements", headers=key,
+                       json={"statements": [dict(record, value=2, known_at="2026-02-02")]})
+    message = _error(late, 409, "history_rewrite")
+    assert "known_at" in message and "--known-at" not in message, message
+    assert "vigente import" not in message or "operator" in message, message
+    graph = client.get("/v1/conversations/nowhere", headers=key)
+    assert graph.status_code == 404 and "vigente runtime show" not in graph.text, graph.text

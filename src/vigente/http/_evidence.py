@@ -14,7 +14,7 @@ from vigente.api import Vigente
 from vigente.errors import ImportFileError, InvalidInput
 from vigente.http import models as m
 from vigente.http._deps import TenantStore
-from vigente.http._errors import ERROR_RESPONSES, ApiError, NotFound
+from vigente.http._errors import ERROR_RESPONSES, ApiError, NotFound, http_advice
 from vigente.retrieval import ALL_SCOPES
 from vigente.retrieval.embed import model_loading
 
@@ -95,7 +95,10 @@ def search(body: m.SearchRequest, vg: TenantStore) -> dict[str, Any]:
         language=body.language,
         record=body.record,
     )
-    return result.as_dict()
+    data = result.as_dict()
+    if isinstance(data.get("notes"), list):
+        data["notes"] = [http_advice(n) if isinstance(n, str) else n for n in data["notes"]]
+    return data
 
 
 @router.get("/lineages", response_model=m.LineagesOut, tags=["lineages"])

@@ -18,7 +18,7 @@ from vigente.api import Vigente
 from vigente.assemble import policy_from_document
 from vigente.errors import ImportFileError, InvalidInput, RuntimeHistoryConflict
 from vigente.http._deps import TenantStore
-from vigente.http._errors import ERROR_RESPONSES, ApiError
+from vigente.http._errors import ERROR_RESPONSES, ApiError, http_advice
 from vigente.http._evidence import found
 from vigente.http._paths import IdRoute
 from vigente.http.models import Date, _has_nul, _In, _Out
@@ -332,12 +332,13 @@ def apply_events(
     except ImportFileError as exc:
         message = str(exc).removeprefix(f"line {exc.line_number}: ")
         where = f"events[{exc.line_number - 1}]: " if batch else ""
-        raise ApiError(400, "import_file_error", f"{where}{message}; nothing was written") from None
+        raise ApiError(400, "import_file_error",
+                       f"{where}{http_advice(message)}; nothing was written") from None
     except RuntimeHistoryConflict as exc:  # another writer got there first: a client may retry
         line = exc.line_number or 1
         where = f"events[{line - 1}]: " if batch else ""
         raise ApiError(409, "history_rewrite",
-                       f"{where}{exc.reason}; nothing was written") from None
+                       f"{where}{http_advice(exc.reason)}; nothing was written") from None
     return {
         "events": report.events,
         "by_kind": report.by_kind,
