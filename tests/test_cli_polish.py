@@ -281,7 +281,7 @@ def test_json_on_every_data_command_end_to_end(tmp_path: Path) -> None:
     assert isinstance(explained, dict) and explained["included"]
     purge = one_json("--db", db, "runtime", "purge-account", "acct-w", "--dry-run")
     assert purge == {"account": "acct-w", "conversations": ["w"], "rows": purge["rows"],
-                     "blobs": 0, "compaction": None, "dry_run": True}
+                     "blobs": 0, "compaction": None, "dry_run": True, "complete": True}
     gc = one_json("--db", db, "runtime", "gc", "--dry-run")
     assert isinstance(gc, dict) and gc["dry_run"] is True and "contents" in gc
     policy = one_json("policy", "show")

@@ -87,7 +87,8 @@ def test_events_batch_and_one_event_then_the_graph_reads(client: httpx.Client) -
     }
     r = client.post("/v1/runtime/event", json=one, headers=key)
     assert r.status_code == 200, r.text
-    assert r.json() == {"events": 1, "by_kind": {"message": 1}, "conversations": [C]}
+    assert r.json() == {"events": 1, "by_kind": {"message": 1}, "conversations": [C],
+                        "warnings": []}
 
     listed = client.get("/v1/conversations", headers=key).json()["conversations"]
     assert [(x["id"], x["account"]) for x in listed] == [(C, "acct-demo")]

@@ -64,6 +64,15 @@ _REF_KINDS = {
 }
 
 
+def branch_rule(branch: str, windows: dict[str, int | None]) -> str:
+    """The rule that keeps a record of ``branch`` from a reader whose ancestry is
+    ``windows``: a branch it does not descend from, or its own ancestor after the point
+    where the reader's line forked from it."""
+    if branch in windows and windows[branch] is not None:
+        return f"branch.after_fork_point:{branch}"
+    return f"branch.not_in_ancestry:{branch}"
+
+
 class CountCache:
     """A tokenizer that remembers the texts it counted (one assembly renders the same keys and
     the same units many times: every budget round, every round of the read horizon)."""
@@ -234,10 +243,10 @@ def classify(
     its group alone: the rules of the candidates read (branch ancestry and fork points,
     audit visibility, ownership); what the reader could see is omitted for budget."""
     windows = dict(chain)
-    if branch and (
-        branch not in windows or (windows[branch] is not None and seq > (windows[branch] or 0))
-    ):
+    if branch and branch not in windows:
         return "other_branch", f"branch.not_in_ancestry:{branch}"
+    if branch and windows[branch] is not None and seq > (windows[branch] or 0):
+        return "other_branch", branch_rule(branch, windows)
     if visibility == "audit":
         return "audit_only", "visibility.audit_only"
     if participant in (None, "", reader) or visibility in ("branch", "conversation"):

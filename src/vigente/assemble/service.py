@@ -23,6 +23,7 @@ from vigente.assemble.gather import (
     CountCache,
     Horizon,
     below,
+    branch_rule,
     classify,
     horizon,
     protected_ids,
@@ -548,7 +549,7 @@ class Assembler:
                     Decision(
                         ref,
                         kind,
-                        f"branch.not_in_ancestry:{branch}",
+                        branch_rule(branch, windows),
                         reason="other_branch",
                         position=pos,
                     )

@@ -181,7 +181,8 @@ class ReviewQueue:
         """Set (or with ``None`` clear) fields of a pending proposal."""
         with self._store.transaction():
             item = self._pending(proposal_id)
-            edited = item.proposal.edited(**values)
+            # the fields as stored, without the store checks (they are made again on read)
+            edited = replace(item, checks=()).proposal.edited(**values)
             self._store.append_review_event(
                 ReviewEvent(proposal_id, "edited", edited.as_dict(), note, _now())
             )

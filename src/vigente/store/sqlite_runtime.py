@@ -76,9 +76,11 @@ RUNTIME_MIGRATIONS: list[list[str]] = [
     ],
 ]
 
-def _files_holding(db: Path, samples: Sequence[bytes]) -> tuple[str, int] | None:
-    """The first of the database's files (the file, its log) holding any of ``samples``, and
-    how many it holds; None when none does. One pass over each file."""
+def _files_holding(conn: sqlite3.Connection, db: Path, samples: Sequence[bytes]
+                   ) -> tuple[str, int] | None:
+    """The first of the database's files (the file, its log) holding any of ``samples`` that
+    no live row holds (another account may say the same words), and how many; None when none
+    does. One pass over each file; a live-row check only for what the pass found."""
     if not samples:
         return None
     import re
@@ -88,9 +90,26 @@ def _files_holding(db: Path, samples: Sequence[bytes]) -> tuple[str, int] | None
         if not path.exists():
             continue
         found = {m.group(0) for m in pattern.finditer(path.read_bytes())}
-        if found:
-            return path.name, len(found)
+        left = [sample for sample in found if not _live(conn, sample)]
+        if left:
+            return path.name, len(left)
     return None
+
+
+def _live(conn: sqlite3.Connection, sample: bytes) -> bool:
+    """Whether a row of any table still holds ``sample`` (its text or bytes)."""
+    tables = [r[0] for r in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
+    for table in tables:
+        columns = [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')]
+        if not columns:
+            continue
+        test = " OR ".join(f'instr(CAST("{c}" AS BLOB), ?) > 0' for c in columns)
+        # identifiers come from the schema, the sample is bound
+        if conn.execute(f'SELECT 1 FROM "{table}" WHERE {test} LIMIT 1',  # noqa: S608
+                        [sample] * len(columns)).fetchone():
+            return True
+    return False
 
 
 _COLUMNS = """seq, conversation_id, kind, record_id, branch_id, participant_id, run_id,
@@ -504,7 +523,8 @@ class SQLiteRuntime:
                               "write-ahead log, which still holds the erased text, could not be "
                               "truncated: run the purge again (or `vigente runtime gc`) when "
                               "it has closed")
-        left = _files_holding(Path(self.url), samples)
+        with self._lock:
+            left = _files_holding(self._conn, Path(self.url), samples)
         if left:
             return Compaction(False, f"{left[1]} of the {len(samples)} sampled erased texts "
                               f"are still in {left[0]}: run `vigente runtime gc` to finish, "

@@ -25,6 +25,8 @@ _env = Environment(
     undefined=StrictUndefined,
     trim_blocks=True,
     lstrip_blocks=True,
+    # a value a record does not have (a document without a source) prints nothing, never "None"
+    finalize=lambda value: "" if value is None else value,
 )
 _env.filters["json"] = lambda value: json.dumps(value, ensure_ascii=False, sort_keys=True)
 # An id as one path segment of a link (`/assembly/{{ id | segment }}`): `/`, `?`, `#` … encoded.

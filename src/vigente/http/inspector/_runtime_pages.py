@@ -8,6 +8,7 @@ The data is the runtime graph (``vg.runtime.graph``) and the assembler's audit
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request
@@ -18,7 +19,7 @@ from vigente.errors import VigenteError
 from vigente.http.inspector._auth import viewer
 from vigente.http.inspector._refusals import NoPage
 from vigente.http.inspector._render import PageRoute, blank, page
-from vigente.runtime import Branch, ModelRun, Participant
+from vigente.runtime import Branch, Message, ModelRun, Participant
 
 __all__ = ["router"]
 
@@ -62,6 +63,8 @@ def _summary(vg: Vigente, assembly_id: str) -> dict[str, Any]:
         "snapshot": record["snapshot"],
         "included": len(record["included"]),
         "omitted": len(record["omitted"]),
+        "included_list": record["included"],
+        "omitted_list": record["omitted"],
         "tokens": record["tokens"],
     }
 
@@ -96,6 +99,9 @@ def conversation(
             conversation_id=id,
             k=k or "",
         )
+    texts = {n.id: n.content for n in graph.nodes if isinstance(n, Message)}
+    for r in rows:
+        r["text"] = _record_text(r, texts)
     branches = [n for n in graph.nodes if isinstance(n, Branch)]
     runs = [n for n in graph.nodes if isinstance(n, ModelRun)]
     participants = [n for n in graph.nodes if isinstance(n, Participant)]
@@ -135,6 +141,22 @@ def conversation(
         participants=participants,
         assemblies=summaries,
     )
+
+
+def _record_text(row: dict[str, Any], messages: dict[str, str]) -> str:
+    """What a record says, for a reader: a message's text, a memory's summary, a call with
+    its arguments, a result's tool and status (raw bytes stay on the artifact's own page)."""
+    kind = row["kind"]
+    if kind == "message":
+        return messages.get(row["id"], "")
+    if kind == "memory":
+        return str(row.get("summary") or "")
+    if kind == "tool_call":
+        args = json.dumps(row.get("arguments"), ensure_ascii=False, separators=(",", ":"))
+        return f"{row.get('name')}({args})"
+    if kind == "artifact":
+        return f"result of {row.get('tool_name')}: {row.get('status')}"
+    return ""
 
 
 def _depth(branch: Branch, by_id: dict[str, Branch]) -> int:
