@@ -248,3 +248,24 @@ def test_errors_over_http_give_http_advice(
     assert "vigente import" not in message or "operator" in message, message
     graph = client.get("/v1/conversations/nowhere", headers=key)
     assert graph.status_code == 404 and "vigente runtime show" not in graph.text, graph.text
+
+
+def test_the_cli_bounds_json_depth_too(tmp_path: Path) -> None:
+    """Every surface that reads JSON: an import line, a fact value, a transcript."""
+    from click.testing import CliRunner
+
+    from vigente.cli import cli
+
+    deep = "[" * 500 + "]" * 500
+    db = str(tmp_path / "v.db")
+    lines = tmp_path / "deep.jsonl"
+    lines.write_text('{"op": "record", "lineage": "x", "value": ' + deep + "}\n")
+    for args in (["import", str(lines)], ["record", "x", deep, "--valid-from", "2026-01-01",
+                                          "--source", "s"]):
+        result = CliRunner().invoke(cli, ["--db", db, *args])
+        assert result.exit_code == 1 and "levels deep" in result.output, result.output
+    chat = tmp_path / "chat.json"
+    chat.write_text('[{"role": "user", "content": ' + deep + "}]")
+    result = CliRunner().invoke(cli, ["--db", db, "runtime", "import-openai", str(chat),
+                                      "--conversation", "c", "--account", "a"])
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output

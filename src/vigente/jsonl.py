@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from vigente.errors import ImportFileError, InvalidInput
+from vigente.jsonlimits import JSONTooDeep, check_json_depth
 
 __all__ = ["json_objects", "read_lines"]
 
@@ -25,7 +26,8 @@ def read_lines(path: str | Path) -> list[bytes]:
 
 def json_objects(lines: Iterable[bytes | str]) -> Iterator[tuple[int, dict[str, object]]]:
     """``(line number, object)`` for every non-blank line; a line that is not UTF-8, not
-    strict JSON (NaN and Infinity are refused) or not an object raises ImportFileError."""
+    strict JSON (NaN and Infinity are refused), nested deeper than ``MAX_JSON_DEPTH`` or not
+    an object raises ImportFileError."""
     for number, raw in enumerate(lines, start=1):
         try:
             text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
@@ -34,7 +36,10 @@ def json_objects(lines: Iterable[bytes | str]) -> Iterator[tuple[int, dict[str, 
         if not text.strip():
             continue
         try:
+            check_json_depth(text)
             obj = json.loads(text, parse_constant=_reject_constant)
+        except JSONTooDeep as exc:
+            raise ImportFileError(number, str(exc)) from None
         except ValueError as exc:
             raise ImportFileError(number, f"malformed JSON ({exc})") from None
         if not isinstance(obj, dict):

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vigente.errors import InvalidName, InvalidValue
+from vigente.jsonlimits import MAX_JSON_DEPTH, JSONTooDeep, check_json_depth, json_depth
 
 __all__ = [
     "JSONValue",
@@ -52,6 +53,12 @@ def canonical_json(value: object) -> str:
         )
     except (TypeError, ValueError) as exc:
         raise InvalidValue(f"value is not JSON-serialisable ({exc}): use JSON types only") from None
+    except RecursionError:
+        raise InvalidValue(f"the value nests arrays and objects more than {MAX_JSON_DEPTH} "
+                           "levels deep: flatten it, or store the deep part as a string") from None
+    if json_depth(text, stop_above=MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+        raise InvalidValue(f"the value nests arrays and objects more than {MAX_JSON_DEPTH} "
+                           "levels deep: flatten it, or store the deep part as a string")
     try:
         size = len(text.encode("utf-8"))
     except UnicodeEncodeError:
@@ -67,7 +74,11 @@ def canonical_json(value: object) -> str:
 def parse_cli_value(text: str) -> JSONValue:
     """A CLI VALUE: parsed as JSON when it is valid JSON, else taken as a string."""
     try:
+        check_json_depth(text)
         value: JSONValue = json.loads(text)
+    except JSONTooDeep:
+        raise InvalidValue(f"the value nests arrays and objects more than {MAX_JSON_DEPTH} "
+                           "levels deep: flatten it, or quote it as a string") from None
     except ValueError:
         return text
     if isinstance(value, float) and not math.isfinite(value):

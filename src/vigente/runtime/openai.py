@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vigente.errors import ImportFileError, InvalidInput
+from vigente.jsonlimits import check_json_depth
 from vigente.time import Instant, current_instant
 
 if TYPE_CHECKING:
@@ -36,6 +37,7 @@ def read_transcript(path: str | Path, *, trial: int | None = None) -> list[dict[
     except (OSError, lzma.LZMAError) as exc:
         raise InvalidInput(f"cannot read {path}: {exc}") from None
     try:
+        check_json_depth(raw)
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise InvalidInput(f"{path} is not a JSON transcript ({exc})") from None
