@@ -18,6 +18,19 @@ from vigente.store.tenancy import TenantStores
 
 ADMIN_KEY = "test-admin-key-0123456789abcdef"
 ADMIN = {"Authorization": f"Bearer {ADMIN_KEY}"}
+MEMORY_EVENTS = [
+    {"event": "participant", "conversation": "c", "id": "agent2", "model": "m"},
+    {"event": "run", "conversation": "c", "id": "r1", "branch": "alt", "participant": "agent",
+     "mode": "chat", "at": "2026-10-05T08:04:00Z"},
+    {"event": "tool_call", "conversation": "c", "id": "t1", "run": "r1", "name": "trains",
+     "arguments": {"from": "TRN"}},
+    {"event": "tool_result", "conversation": "c", "call": "t1", "status": "succeeded",
+     "content": {"trains": [{"id": "IC-0660"}]}},
+    {"event": "tool_call", "conversation": "c", "id": "t2", "run": "r1", "name": "weather",
+     "arguments": {"city": "MIL"}, "at": "2026-10-05T08:05:00Z"},
+    {"event": "tool_result", "conversation": "c", "call": "t2", "status": "succeeded",
+     "content": {"sky": "clear"}},
+]
 EVENTS = [
     {"event": "conversation", "id": "c", "account": "a", "at": "2026-10-05T08:00:00Z"},
     {"event": "participant", "conversation": "c", "id": "agent", "model": "m"},
@@ -42,7 +55,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[httpx.Clien
                            headers=ADMIN).status_code == 201
         key = client.post("/v1/admin/tenants/acme/keys", json={}, headers=ADMIN).json()["key"]
         with Vigente.open(TenantStores(root).tenant_url("acme")) as vg:
-            vg.runtime.import_events([json.dumps(e) for e in EVENTS])
+            vg.runtime.import_events([json.dumps(e) for e in EVENTS + MEMORY_EVENTS])
             ids = [vg.assembly.assemble("c", "alt", "agent").id,
                    vg.assembly.assemble("c", "alt", "agent").id,
                    vg.assembly.assemble("c", "alt", "agent").id]
@@ -84,3 +97,35 @@ def test_the_call_links_are_separated(site: tuple[httpx.Client, list[str]]) -> N
     nav = html[start:html.index("</nav>", start)]
     assert 'rel="prev"' in nav and 'rel="next"' in nav and " · " in nav
     assert "previous callnext call" not in html.replace("\n", "").replace(" ", "")
+
+
+def test_the_memories_are_drawn_on_both_axes(site: tuple[httpx.Client, list[str]]) -> None:
+    """The same two-axis view as a lineage's: each memory fresh across, known up; the last
+    assembly's snapshot is the point, and what it included is outlined."""
+    client, _ = site
+    html = client.get("/runtime/conversation", params={"id": "c"}).text
+    start = html.index('<svg id="memory-timeline"')
+    svg = html[start:html.index("</svg>", start)]
+    assert svg.count('class="snapshot') == 2  # t1#memory and t2#memory
+    assert 'data-snapshot="t1#memory"' in svg and 'data-snapshot="t2#memory"' in svg
+    assert 'data-testid="point"' in svg and "admitted" in svg
+
+
+def test_the_memory_view_renders_in_chromium(site: tuple[httpx.Client, list[str]]) -> None:
+    from tests.browser import chromium, watched_page
+
+    client, _ = site
+    origin = str(client.base_url).rstrip("/")
+    key = client.cookies.get("vigente_key")
+    with chromium() as browser:
+        context, page, failures = watched_page(browser, origin)
+        context.add_cookies([{"name": "vigente_key", "value": key or "", "url": origin}])
+        page.goto(f"{origin}/runtime/conversation?id=c")
+        boxes = page.locator("#memory-timeline g.snapshot rect")
+        assert boxes.count() == 2
+        for i in range(2):
+            box = boxes.nth(i).bounding_box()
+            assert box is not None and box["width"] > 1 and box["height"] > 1
+        assert page.locator("#memory-timeline [data-testid=point] circle").count() == 1
+        assert failures == []
+        context.close()

@@ -19,6 +19,7 @@ from vigente.errors import VigenteError
 from vigente.http.inspector._auth import viewer
 from vigente.http.inspector._refusals import NoPage
 from vigente.http.inspector._render import PageRoute, blank, page
+from vigente.http.inspector._timeline import Span, Timeline, layout
 from vigente.runtime import Branch, Message, ModelRun, Participant
 
 __all__ = ["router"]
@@ -128,6 +129,7 @@ def conversation(
         }
         for r in runs
     ]
+    memories = _memory_timeline(vg, rows, summaries[-1] if summaries else None)
     return page(
         "conversation.html",
         tenant=who.tenant,
@@ -135,12 +137,44 @@ def conversation(
         error=None,
         conversation_id=id,
         k=k or "",
+        memory_timeline=memories,
         graph=graph,
         lanes=lanes,
         runs=run_rows,
         participants=participants,
         assemblies=summaries,
     )
+
+
+def _memory_timeline(vg: Vigente, rows: list[dict[str, Any]],
+                     last: dict[str, Any] | None) -> Timeline | None:
+    """The conversation's memories on both axes, as the lineage pages draw snapshots: fresh
+    over ``[observed_at, stale_after)`` across, held over ``[known_from, the known_from of the
+    memory that superseded it)`` up. The red point is the last assembly's snapshot, and the
+    memories it included are outlined."""
+    memories = [r for r in rows if r["kind"] in ("memory", "user_memory")]
+    if not memories:
+        return None
+    known = {r["id"]: vg.instant(r["known_from"]).micros for r in memories}
+    spans = []
+    for r in memories:
+        start = vg.instant(r.get("observed_at") or r["known_from"]).micros
+        stale = r.get("stale_after")
+        later = [known[m] for m in r.get("superseded_by") or [] if m in known]
+        label = ", ".join(r.get("source_tools") or []) or r["kind"]
+        spans.append(Span(
+            r["id"], label, label, start, None if stale is None else vg.instant(stale).micros,
+            known[r["id"]], min(later) if later else None,
+            f"{r['id']}: {r.get('summary') or ''} (fresh from {r.get('observed_at') or '?'}"
+            f" until {stale or 'no end'}; known from {r['known_from']})"))
+    point = None
+    admitted: frozenset[str] = frozenset()
+    if last is not None:
+        at = vg.instant(last["snapshot"]).micros
+        point = (at, at)
+        admitted = frozenset(d["ref"] for d in last["included_list"] if d["kind"] == "memory")
+    now = max(s.known_from for s in spans) if point is None else point[1]
+    return layout(spans, point=point, now=now, admitted=admitted)
 
 
 def _record_text(row: dict[str, Any], messages: dict[str, str]) -> str:
