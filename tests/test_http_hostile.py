@@ -269,3 +269,29 @@ def test_the_cli_bounds_json_depth_too(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["--db", db, "runtime", "import-openai", str(chat),
                                       "--conversation", "c", "--account", "a"])
     assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+
+
+def test_a_purge_held_up_by_a_reader_is_202_and_a_retry_finishes(
+    server: tuple[str, httpx.Client, dict[str, str]], tmp_path: Path,
+) -> None:
+    """It answered 200 with the text left in the WAL (after stalling the tenant ~60 s)."""
+    import sqlite3
+
+    from vigente.store.tenancy import TenantStores
+
+    _, client, key = server
+    wrote = client.post("/v1/runtime/events", headers=key, json={"events": [
+        {"event": "conversation", "id": "c", "account": "acct-x"},
+        {"event": "branch", "conversation": "c", "id": "main"},
+        {"event": "message", "conversation": "c", "id": "m", "branch": "main", "role": "user",
+         "content": "a secret itinerary from Turin to Milan"}]})
+    assert wrote.status_code == 200, wrote.text
+    reader = sqlite3.connect(TenantStores(str(tmp_path / "data")).tenant_url("acme"))
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM runtime_records").fetchone()  # an older snapshot
+    held = client.delete("/v1/accounts/acct-x", headers=key)
+    assert held.status_code == 202, held.text
+    assert held.json()["complete"] is False and "reading" in held.json()["compaction"]
+    reader.close()
+    done = client.delete("/v1/accounts/acct-x", headers=key)
+    assert done.status_code == 200 and done.json()["complete"] is True, done.text
