@@ -55,7 +55,7 @@ from vigente.runtime.records import (
 from vigente.runtime.redact import Redaction, redact_content
 from vigente.runtime.trust import check_names
 from vigente.store.base import Store
-from vigente.time import Instant, TimeLike, current_instant
+from vigente.time import MAX_MICROS, Instant, TimeLike, current_instant
 
 if TYPE_CHECKING:
     from vigente.runtime.events import RuntimeImportReport
@@ -508,7 +508,9 @@ class Runtime(RuntimeReads):
         delta = self.stale_after.get(freshness)
         if delta is None:
             return None
-        return Instant(observed.micros + delta // _dt.timedelta(microseconds=1))
+        micros = observed.micros + delta // _dt.timedelta(microseconds=1)
+        # past the last readable instant it never goes stale within the range: no end
+        return None if micros > MAX_MICROS else Instant(micros)
 
     # -- memories --------------------------------------------------------------------------
     def record_memory(self, conversation: str, memory: str, *, sources: Sequence[str],
