@@ -193,7 +193,8 @@ def test_a_state_forked_from_an_earlier_checkpoint_is_a_forked_branch(sqlite_vg:
     out = agent.invoke(None, forked)
     branch = out["vigente_branch"]
     assert branch != "main" and out["messages"][-1].content == "You are Noah."
-    assert mw.threads.recorder("t").branches()[branch] is None  # nothing before it is shared
+    # forked at main's start: nothing before it is shared, and its parent is kept (issue 21)
+    assert mw.threads.recorder("t").branches()[branch] == "main"
     assert "mia_li" not in texts(model.received[-1])
     assert [m.content for m in vg.runtime.transcript("t", "main")] == [
         "who am I? mia_li_3668",
