@@ -30,6 +30,7 @@ from rich.progress import (
 from vigente.api import Vigente
 from vigente.errors import VigenteError
 from vigente.kernel.statement import moment
+from vigente.store.tenancy import folder_tenants, tenant_file
 from vigente.time import Instant
 
 __all__ = [
@@ -243,14 +244,13 @@ def scope_option(func: F) -> F:
 
 def _not_a_service_root(db: str) -> None:
     """--db names one store; the folder `vigente serve` keeps its tenants in holds many."""
-    path = Path(db)
-    if path.is_dir() and ((path / "admin.db").exists() or (path / "tenants").is_dir()):
-        tenants = sorted(p.stem for p in (path / "tenants").glob("*.db"))
+    tenants = folder_tenants(db)
+    if tenants is not None:
         listed = f" (tenants here: {', '.join(tenants[:10])})" if tenants else ""
         raise click.ClickException(
             f"{db} is the data folder of `vigente serve`, which holds one store per tenant"
-            f"{listed}: point --db at one tenant's file, {path / 'tenants' / 'NAME.db'}")
-    if path.is_dir():
+            f"{listed}: point --db at one tenant's file, {tenant_file(db, 'NAME')}")
+    if Path(db).is_dir():
         raise click.ClickException(
             f"{db} is a folder: --db takes a SQLite file (created if absent) or a "
             "postgresql:// URL")

@@ -11,7 +11,7 @@ from typing import Any
 from fastapi import Depends, FastAPI, Request
 
 from vigente.http import _admin, _evidence, _review, _runtime, inspector
-from vigente.http._access import AccessLog
+from vigente.http._access import RequestLog
 from vigente.http._deps import ServiceState
 from vigente.http._errors import ApiError, UnknownQueryParameters, install_error_handlers
 from vigente.http._limits import BodySizeLimit, RateLimiter
@@ -126,5 +126,5 @@ def create_app(config: ServiceConfig) -> FastAPI:
             "/mcp", mcp_app, methods=["GET", "POST", "DELETE"], include_in_schema=False
         )
     app.add_middleware(BodySizeLimit, max_bytes=config.max_body_bytes)
-    app.add_middleware(AccessLog)
+    app.add_middleware(RequestLog)  # outermost: logs every answer, the limits' too
     return app

@@ -14,7 +14,6 @@ a 500 means a bug, and its body still has this shape.
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from collections.abc import Sequence
@@ -33,7 +32,6 @@ from vigente.errors import (
     StoreError,
     VigenteError,
 )
-from vigente.http._access import route_template
 
 __all__ = [
     "ERROR_RESPONSES",
@@ -248,53 +246,8 @@ def install_error_handlers(app: FastAPI) -> None:
             "\\ud800): send UTF-8 text",
         )
 
-    app.add_middleware(InternalErrors)
 
 
 #: The code of an HTTP status Starlette raises itself (anything but 404 and 405).
 _HTTP_CODES = {400: "invalid_request", 401: "unauthorized", 403: "forbidden",
                413: "request_too_large", 415: "unsupported_media_type", 429: "rate_limited"}
-
-
-def _internal_body(exc: BaseException) -> bytes:
-    message = (
-        f"unexpected {type(exc).__name__}: this is a bug in vigente; please report it with the "
-        "request that caused it"
-    )
-    return json.dumps({"error": {"status": 500, "code": "internal_error", "message": message}},
-                      separators=(",", ":")).encode()
-
-
-class InternalErrors:
-    """ASGI middleware: an unexpected exception becomes a 500 in the error shape, logged once,
-    and the connection stays open. (Starlette's own last-resort handler re-raises after
-    answering, so the server logs the traceback a second time and closes the connection: a
-    keep-alive client's next request would be reset.)"""
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        started = False
-
-        async def sending(message: Any) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
-
-        try:
-            await self.app(scope, receive, sending)
-        except Exception as exc:
-            log.error("unexpected error on %s %s: %s", scope.get("method"),
-                      route_template(scope), type(exc).__name__, exc_info=exc)
-            if started:
-                raise  # the response is under way: only closing the connection can end it
-            body = _internal_body(exc)
-            await send({"type": "http.response.start", "status": 500,
-                        "headers": [(b"content-type", b"application/json"),
-                                    (b"content-length", str(len(body)).encode())]})
-            await send({"type": "http.response.body", "body": body})

@@ -13,6 +13,7 @@ lexical only.
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -101,8 +102,10 @@ def warm_up() -> threading.Thread | None:
     def load() -> None:
         try:
             _load_minilm()
-        except Exception:
-            pass
+        except Exception as exc:  # a request that needs the model meets the error again
+            logging.getLogger("vigente.retrieval").warning(
+                "the embedding model could not be loaded at start (%s): semantic search will "
+                "try again and report it", exc)
         finally:
             _LOADING.clear()
 

@@ -12,6 +12,7 @@ assemblies too) and then makes the freed bytes unreadable where the backend can
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 from dataclasses import dataclass
@@ -88,13 +89,9 @@ def purge_account(rt: Runtime, account: str, *, dry_run: bool = False) -> PurgeR
     conversations = tuple(c.id for c in store.runtime_conversations(account=account))
     if dry_run:
         counted: list[int] = []
-        try:
-            with rt.transaction():
-                counted.append(store.delete_runtime_conversations(conversations))
-                counted.append(len(_orphans(rt)))
-                raise _DryRun
-        except _DryRun:
-            pass
+        with contextlib.suppress(_DryRun), rt.transaction():  # rolled back by _DryRun
+            counted += [store.delete_runtime_conversations(conversations), len(_orphans(rt))]
+            raise _DryRun
         return PurgeReport(account, conversations, counted[0], counted[1], None, True)
     if not conversations:
         compaction = store.runtime_compact(full=False)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import Any, NamedTuple
 
 from vigente.kernel.integrity import UnreadableInstant, describe_micros
 from vigente.time import MAX_MICROS, MIN_MICROS, Instant
@@ -52,66 +52,69 @@ def _clamped(expr: str, *, is_end: bool) -> str:
             f"ELSE {expr} END")
 
 
+class _Found(NamedTuple):
+    """One unreadable value: its table, key column and column, which part of the column holds
+    it (``lower``/``upper`` of a range, a ``ts`` or ``micros`` column), the row, as stored."""
+
+    table: str
+    key: str
+    column: str
+    part: str
+    row: str
+    stored: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.column} ({self.part} bound)" if self.part in ("lower", "upper") \
+            else self.column
+
+
 class PostgresCheck:
     _fetch: Callable[[str, Sequence[Any]], list[Any]]
     _execute: Callable[[str, Sequence[Any]], None]
     transaction: Callable[[], AbstractContextManager[None]]  # PostgresStore's
 
-    def _unreadable(self) -> list[tuple[str, str, str, str, str, str]]:
-        """(table, key, column label, SQL of the column, row key, stored text)."""
+    def _unreadable(self) -> list[_Found]:
         found = []
         for table, key, column, kind in _COLUMNS:
             if kind == "micros":
                 rows = self._fetch(
                     f"SELECT {key}::text, {column}::text FROM {table} WHERE {column} < %s OR "
                     f"{column} > %s ORDER BY {key}", (MIN_MICROS, MAX_MICROS))
-                found += [(table, key, column, column, r, describe_micros(int(s)))
-                          for r, s in rows]
+                found += [_Found(table, key, column, kind, r, describe_micros(int(v)))
+                          for r, v in rows]
                 continue
-            parts = ([("lower", f"lower({column})"), ("upper", f"upper({column})")]
-                     if kind == "range" else [("", column)])
-            for bound, expr in parts:
-                label = f"{column} ({bound} bound)" if bound else column
+            for part in ("lower", "upper") if kind == "range" else ("ts",):
+                expr = f"{part}({column})" if kind == "range" else column
                 rows = self._fetch(f"SELECT {key}::text, {expr}::text FROM {table} "
                                    f"WHERE {_out(expr)} ORDER BY {key}", ())
-                found += [(table, key, label, expr, r, s) for r, s in rows]
+                found += [_Found(table, key, column, part, r, v) for r, v in rows]
         return found
 
     def unreadable_instants(self) -> list[UnreadableInstant]:
-        return [UnreadableInstant(table, row, label, stored)
-                for table, _, label, _, row, stored in self._unreadable()]
+        return [UnreadableInstant(f.table, f.row, f.label, f.stored) for f in self._unreadable()]
 
     def repair_unreadable_instants(self) -> list[UnreadableInstant]:
-        repaired = []
         with self.transaction():
-            for table, key, label, expr, row, stored in self._unreadable():
-                column = label.split(" ", 1)[0]
-                shown = self._repair(table, key, column, label, expr, row)
-                repaired.append(UnreadableInstant(table, row, label, stored, shown))
-        return repaired
+            return [UnreadableInstant(f.table, f.row, f.label, f.stored, self._repair(f))
+                    for f in self._unreadable()]
 
-    def _repair(self, table: str, key: str, column: str, label: str, expr: str,
-                row: str) -> str:
-        where = f"WHERE {key}::text = %s"
-        if label.endswith("(lower bound)"):
-            new = f"tstzrange({_clamped('lower(' + column + ')', is_end=False)}, " \
-                  f"upper({column}), '[)')"
-            self._execute(f"UPDATE {table} SET {column} = {new} {where}", (row,))
-            value = self._fetch(f"SELECT lower({column})::text FROM {table} {where}", (row,))
-        elif label.endswith("(upper bound)"):
-            new = f"tstzrange(lower({column}), " \
-                  f"{_clamped('upper(' + column + ')', is_end=True)}, '[)')"
-            self._execute(f"UPDATE {table} SET {column} = {new} {where}", (row,))
-            value = self._fetch(f"SELECT upper({column})::text FROM {table} {where}", (row,))
-        elif expr == column and table == "document_versions" and column == "learned":
+    def _repair(self, f: _Found) -> str:
+        """Move ``f`` inside the range; what it became (``open end`` for an end beyond it)."""
+        table, column, where = f.table, f.column, f"WHERE {f.key}::text = %s"
+        if f.part == "micros":
             self._execute(f"UPDATE {table} SET {column} = GREATEST(%s, LEAST(%s, {column})) "
-                          f"{where}", (MIN_MICROS, MAX_MICROS, row))
-            micros = self._fetch(f"SELECT {column} FROM {table} {where}", (row,))[0][0]
+                          f"{where}", (MIN_MICROS, MAX_MICROS, f.row))
+            micros = self._fetch(f"SELECT {column} FROM {table} {where}", (f.row,))[0][0]
             return Instant(int(micros)).isoformat()
+        if f.part == "lower":
+            new = f"tstzrange({_clamped(f'lower({column})', is_end=False)}, upper({column}), '[)')"
+            read = f"lower({column})"
+        elif f.part == "upper":
+            new = f"tstzrange(lower({column}), {_clamped(f'upper({column})', is_end=True)}, '[)')"
+            read = f"upper({column})"
         else:
-            is_end = column.endswith("_to")
-            self._execute(f"UPDATE {table} SET {column} = "
-                          f"{_clamped(column, is_end=is_end)} {where}", (row,))
-            value = self._fetch(f"SELECT {column}::text FROM {table} {where}", (row,))
-        shown = value[0][0] if value else None
-        return "open end" if shown is None else str(shown)
+            new, read = _clamped(column, is_end=column.endswith("_to")), column
+        self._execute(f"UPDATE {table} SET {column} = {new} {where}", (f.row,))
+        value = self._fetch(f"SELECT {read}::text FROM {table} {where}", (f.row,))
+        return "open end" if not value or value[0][0] is None else str(value[0][0])

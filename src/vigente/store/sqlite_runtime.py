@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import mmap
 import os
 import sqlite3
 import threading
@@ -87,9 +88,11 @@ def _files_holding(conn: sqlite3.Connection, db: Path, samples: Sequence[bytes]
 
     pattern = re.compile(b"|".join(re.escape(s) for s in dict.fromkeys(samples)))
     for path in (db, db.with_name(db.name + "-wal")):
-        if not path.exists():
+        if not path.exists() or path.stat().st_size == 0:
             continue
-        found = {m.group(0) for m in pattern.finditer(path.read_bytes())}
+        with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0,
+                                                   access=mmap.ACCESS_READ) as mapped:
+            found = {bytes(m.group(0)) for m in pattern.finditer(mapped)}  # never read whole
         left = [sample for sample in found if not _live(conn, sample)]
         if left:
             return path.name, len(left)

@@ -23,13 +23,15 @@ from urllib.parse import parse_qsl, urlsplit
 
 from vigente.errors import InvalidName, StoreError
 
-__all__ = ["TENANT_NAME", "TenantStores", "check_tenant_name"]
+__all__ = ["TENANT_NAME", "TenantStores", "check_tenant_name", "folder_tenants", "tenant_file"]
 
 #: What a tenant name may be: it becomes a file name and a schema name, never quoted.
 TENANT_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
 
 _POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 _ADMIN_SCHEMA = "vigente_admin"
+_ADMIN_FILE = "admin.db"  # in a folder root
+_TENANTS_DIR = "tenants"  # in a folder root: NAME.db each
 _TENANT_SCHEMA_PREFIX = "tenant_"
 
 # The extensions every tenant schema uses, created once where every tenant sees them. A
@@ -47,6 +49,20 @@ def check_tenant_name(name: str) -> str:
             "underscores, starting with a letter (e.g. acme or team_2)"
         )
     return name
+
+
+def tenant_file(folder: str | Path, name: str) -> Path:
+    """Where tenant ``name``'s SQLite store lives in a service folder."""
+    return Path(folder) / _TENANTS_DIR / f"{name}.db"
+
+
+def folder_tenants(folder: str | Path) -> list[str] | None:
+    """The tenants of a service folder (``vigente serve``'s layout), without creating
+    anything; None when ``folder`` is not one."""
+    root = Path(folder)
+    if not root.is_dir() or not ((root / _ADMIN_FILE).exists() or (root / _TENANTS_DIR).is_dir()):
+        return None
+    return sorted(p.stem for p in (root / _TENANTS_DIR).glob("*.db"))
 
 
 class TenantStores:
@@ -75,7 +91,7 @@ class TenantStores:
                     "folder; give a folder (it is created when missing) or a postgresql:// URL"
                 )
             try:
-                (folder / "tenants").mkdir(parents=True, exist_ok=True)
+                (folder / _TENANTS_DIR).mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise StoreError(
                     f"cannot create the data folder {folder} ({exc.strerror}): give a folder "
@@ -86,14 +102,14 @@ class TenantStores:
         """The store of the service's own records: tenants and API keys."""
         if self.postgres:
             return self._schema_url(_ADMIN_SCHEMA)
-        return str(Path(self.root) / "admin.db")
+        return str(Path(self.root) / _ADMIN_FILE)
 
     def tenant_url(self, tenant: str) -> str:
         """The store of one tenant (its schema or file is created by :meth:`create`)."""
         name = check_tenant_name(tenant)
         if self.postgres:
             return self._schema_url(_TENANT_SCHEMA_PREFIX + name)
-        return str(Path(self.root) / "tenants" / f"{name}.db")
+        return str(tenant_file(self.root, name))
 
     def create(self, tenant: str) -> str:
         """Make the place a tenant's store lives in; its URL."""
