@@ -534,8 +534,9 @@ class SQLiteRuntime:
                               "and check for copies of the text outside this account")
         checked = (f"; none of {len(samples)} sampled erased texts is left in the database "
                    "or its log") if samples else ""
-        return Compaction(True, "deleted pages zeroed (secure_delete), WAL checkpointed and "
-                          "truncated" + (", file rewritten" if full else "") + checked)
+        done = ("deleted pages zeroed (secure_delete), WAL checkpointed and truncated, file "
+                "rewritten") if full else "WAL checkpointed and truncated"
+        return Compaction(True, done + checked)
 
     # -- helpers ---------------------------------------------------------------------------
     @contextlib.contextmanager
