@@ -5,7 +5,15 @@ Errors print ``Error: <what went wrong and how to fix it>`` and exit 1; usage er
 
 from __future__ import annotations
 
-from vigente.cli import _assemble, _documents, _kernel, _retrieval, _runtime, _serve  # noqa: F401
+from vigente.cli import (  # noqa: F401
+    _assemble,
+    _documents,
+    _kernel,
+    _recall,
+    _retrieval,
+    _runtime,
+    _serve,
+)
 from vigente.cli._app import cli, main
 
 __all__ = ["cli", "main"]

@@ -31,10 +31,13 @@ __all__ = [
     "Mode",
     "RuntimeEventIn",
     "RuntimeEventsIn",
+    "RecallIn",
+    "RecallOut",
     "RuntimeImportOut",
     "apply_events",
     "assemble",
     "explain",
+    "recall",
     "router",
 ]
 
@@ -626,3 +629,73 @@ def purge_account(
     if not report.complete:
         return JSONResponse(body, status_code=202)
     return body
+
+
+# -- recall ------------------------------------------------------------------------------------
+class RecallIn(_In):
+    """What to recall (the options of ``vigente recall``, RUNTIME.md section 4)."""
+
+    query: Annotated[str, Field(min_length=1, max_length=10_000)]
+    conversation: Id | None = Field(default=None, description="search one conversation")
+    account: Id | None = Field(
+        default=None, description="search all of an account's conversations together"
+    )
+    branch: Id | None = Field(
+        default=None, description="with participant: only what it could see on this branch"
+    )
+    participant: Id | None = None
+    known_at: Date | None = Field(
+        default=None, description="only records known then (default: now)"
+    )
+    k: Annotated[int, Field(ge=1, le=100)] = 10
+    mode: Literal["auto", "lexical", "semantic", "hybrid"] = "auto"
+
+
+class RecallHitOut(_Out):
+    ref: str
+    kind: Literal["message", "memory", "artifact"]
+    conversation: str
+    at: str
+    score: float
+    text: str
+    speaker: str
+    participant: str | None
+    why: list[str]
+
+
+class RecallOut(_Out):
+    query: str
+    known_at: str
+    hits: list[RecallHitOut]
+    notes: list[str]
+    mode: str
+    scope: dict[str, Any] = {}
+
+
+def recall(vg: Vigente, body: RecallIn) -> dict[str, Any]:
+    """``vg.runtime.recall`` for one request (HTTP and MCP)."""
+    from vigente.retrieval.embed import model_loading
+
+    mode = body.mode
+    loading = model_loading()
+    if mode in ("semantic", "hybrid") and loading:
+        raise ApiError(503, "model_loading", "the embedding model is still loading (it loads "
+                       "once, when the server starts): retry in a few seconds, or recall with "
+                       '"mode": "lexical"', {"Retry-After": "5"})
+    result = vg.runtime.recall(
+        body.query, conversation=body.conversation, account=body.account, branch=body.branch,
+        participant=body.participant, known_at=body.known_at, k=body.k,
+        mode="lexical" if mode == "auto" and loading else mode,
+    ).as_dict()
+    if mode == "auto" and loading:
+        result["notes"].append("ranked by words only: the embedding model is still loading")
+    return result
+
+
+@router.post("/recall", response_model=RecallOut, tags=["runtime"])
+def recall_endpoint(body: RecallIn, vg: TenantStore) -> dict[str, Any]:
+    """The messages, memories and tool results of a conversation (or of all an account's)
+    most relevant to ``query``, as known at ``known_at``: every hit is a record known by
+    then, with its knowledge time. While the server loads the embedding model at start,
+    ``semantic`` and ``hybrid`` get 503 ``model_loading`` and ``auto`` ranks by words."""
+    return recall(vg, body)

@@ -25,6 +25,8 @@ from vigente.runtime.records import (
 from vigente.time import Instant, TimeLike, current_instant, parse_instant, to_instant
 
 if TYPE_CHECKING:
+    from vigente.retrieval.embed import Embedder
+    from vigente.runtime.recall import RecallResult
     from vigente.store.base import Store
 
 __all__ = ["CONTEXT_KINDS", "Candidate", "Candidates", "Graph", "RuntimeReads", "group_key",
@@ -442,6 +444,20 @@ class RuntimeReads:
                      {m: tuple(dict.fromkeys(v)) for m, v in conflicts.items()},
                      {m: tuple(v) for m, v in shared.items()},
                      {m: tuple(v) for m, v in promoted.items()})
+
+    def recall(self, query: str, *, conversation: str | None = None,
+               account: str | None = None, branch: str | None = None,
+               participant: str | None = None, known_at: TimeLike | None = None,
+               k: int = 10, mode: str = "auto", embedder: Embedder | None = None
+               ) -> RecallResult:
+        """The records of one conversation (or all of an account's) most relevant to
+        ``query`` as known at ``known_at`` (RUNTIME.md section 4; vigente.runtime.recall):
+        with ``branch`` and ``participant``, only what that participant could see there."""
+        from vigente.runtime.recall import Recall
+
+        return Recall(self, embedder=embedder).recall(
+            query, conversation=conversation, account=account, branch=branch,
+            participant=participant, known_at=known_at, k=k, mode=mode)
 
     def transcript(self, conversation: str, branch: str, *,
                    known_at: TimeLike | None = None) -> list[Message]:

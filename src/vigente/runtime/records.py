@@ -25,6 +25,7 @@ __all__ = [
     "PRIVACY",
     "PROMOTION_AS",
     "STATUSES",
+    "RecallDoc",
     "VISIBILITY",
     "Branch",
     "ContentRef",
@@ -87,6 +88,23 @@ class RuntimeRecord:
     def payload_json(self) -> str:
         return json.dumps(self.payload, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
+
+@dataclass(frozen=True, slots=True)
+class RecallDoc:
+    """One record as the recall index holds it (vigente.runtime.recall): its searchable text
+    (bounded, credentials redacted), the folded terms of that text with their counts, and who
+    spoke it (``speaker``: a message's role, ``memory``/``user_memory``, or the tool's name)."""
+
+    conversation_id: str
+    seq: int
+    record_id: str
+    kind: str  # message | memory | artifact (RUNTIME.md section 4)
+    speaker: str
+    participant_id: str | None
+    known_micros: int
+    text: str
+    terms: dict[str, int]  # (empty when read back from the store)
+    length: int  # how many terms the text holds
 
 @dataclass(frozen=True, slots=True)
 class Conversation:

@@ -178,6 +178,11 @@ def collect(rt: Runtime, *, now: Instant, dry_run: bool = False) -> GCReport:
             if not dry_run:
                 store.delete_runtime_contents(conversation.id, present)
                 store.delete_runtime_records(conversation.id, doomed)
+                # the recall index holds the erased results' text: it goes with them
+                gone_text = set(present)
+                store.delete_runtime_recall(conversation.id, [
+                    *doomed, *(r.seq for r in rows if r.kind == "artifact"
+                               and r.payload.get("result_ref", {}).get("sha256") in gone_text)])
                 store.delete_runtime_assemblies(conversation.id, expired)
     blobs = _unreferenced_blobs(rt, dry_run=dry_run)
     erased = contents or records or blobs or assemblies

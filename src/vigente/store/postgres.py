@@ -41,6 +41,7 @@ from vigente.store.base import Store, Timeline, Write
 from vigente.store.postgres_assembly import ASSEMBLY_MIGRATIONS, PostgresAssembly
 from vigente.store.postgres_check import PostgresCheck
 from vigente.store.postgres_horizon import HORIZON_MIGRATIONS, PostgresHorizon
+from vigente.store.postgres_recall import RECALL_MIGRATIONS, PostgresRecall
 from vigente.store.postgres_records import RECORD_MIGRATIONS, PostgresRecords
 from vigente.store.postgres_retrieval import (
     FIELD_MIGRATIONS,
@@ -127,6 +128,7 @@ MIGRATIONS += RUNTIME_MIGRATIONS  # the runtime graph (keep new migrations after
 MIGRATIONS += FIELD_MIGRATIONS  # retrieval: titles and references of documents as fields
 MIGRATIONS += ASSEMBLY_MIGRATIONS  # recorded context assemblies (vigente.assemble)
 MIGRATIONS += HORIZON_MIGRATIONS  # the answered knowledge horizon and recorded backfills
+MIGRATIONS += RECALL_MIGRATIONS  # recall over the runtime graph (vigente.runtime.recall)
 
 SELECT_SCHEMA_TABLE = "SELECT to_regclass('vigente_migrations')"
 CREATE_SCHEMA_TABLE = "CREATE TABLE IF NOT EXISTS vigente_migrations (version integer PRIMARY KEY)"
@@ -447,7 +449,7 @@ def _hint(exc: psycopg.Error, *, migrating: bool = False) -> str:
 
 
 class PostgresStore(PostgresRecords, PostgresRetrieval, PostgresRuntime, PostgresAssembly,
-                    PostgresHorizon, PostgresCheck, Store):
+                    PostgresRecall, PostgresHorizon, PostgresCheck, Store):
     """A :class:`Store` in a PostgreSQL database (``postgresql://user@host:port/dbname``).
 
     ``min_size``/``max_size`` bound the connection pool (one connection per concurrent

@@ -23,6 +23,7 @@ from vigente.store.base import Store, Write
 from vigente.store.sqlite_assembly import ASSEMBLY_MIGRATIONS, SQLiteAssembly
 from vigente.store.sqlite_check import SQLiteCheck
 from vigente.store.sqlite_horizon import HORIZON_MIGRATIONS, SQLiteHorizon
+from vigente.store.sqlite_recall import RECALL_MIGRATIONS, SQLiteRecall
 from vigente.store.sqlite_records import RECORD_MIGRATIONS, SQLiteRecords
 from vigente.store.sqlite_retrieval import (
     FIELD_MIGRATIONS,
@@ -114,6 +115,7 @@ MIGRATIONS += RUNTIME_MIGRATIONS  # the runtime graph (keep new migrations after
 MIGRATIONS += FIELD_MIGRATIONS  # retrieval: titles and references of documents as fields
 MIGRATIONS += ASSEMBLY_MIGRATIONS  # recorded context assemblies (vigente.assemble)
 MIGRATIONS += HORIZON_MIGRATIONS  # the answered knowledge horizon and recorded backfills
+MIGRATIONS += RECALL_MIGRATIONS  # recall over the runtime graph (vigente.runtime.recall)
 
 # Per connection: a larger page cache, and reads through a memory map (no system call per page).
 CONNECTION_PRAGMAS = ("PRAGMA cache_size = -65536", "PRAGMA mmap_size = 1073741824")
@@ -311,7 +313,7 @@ class _Rows:
 
 
 class SQLiteStore(SQLiteRecords, SQLiteRetrieval, SQLiteRuntime, SQLiteAssembly, SQLiteHorizon,
-                  SQLiteCheck, Store):
+                  SQLiteRecall, SQLiteCheck, Store):
     """A :class:`Store` in one SQLite file (or ``":memory:"``)."""
 
     def __init__(self, path: str | Path = ":memory:", *, timeout: float = 30.0) -> None:

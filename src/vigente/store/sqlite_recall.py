@@ -1,0 +1,228 @@
+"""SQLite tables of the recall index over the runtime graph (vigente.runtime.recall).
+
+Mixed into :class:`~vigente.store.sqlite.SQLiteStore`. A read cache like the assembler's: one
+row per searchable record (``runtime_recall``, with running counts of records and terms per
+conversation, so the statistics as known at ``k`` are one seek), one row per (term, record)
+(``runtime_recall_terms``, with the term's running record count: its document frequency as
+known at ``k`` is one seek too) and the records' vectors per embedding model. Scoring is done
+by the caller, the same on every backend. Purged with the account, pruned with retention.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+from vigente.runtime.records import RecallDoc
+from vigente.store import sqlite_runtime
+
+__all__ = ["RECALL_MIGRATIONS", "SQLiteRecall"]
+
+RECALL_MIGRATIONS: list[list[str]] = [
+    [
+        """CREATE TABLE runtime_recall (
+            conversation_id TEXT NOT NULL REFERENCES runtime_conversations (conversation_id),
+            seq             INTEGER NOT NULL,
+            record_id       TEXT NOT NULL,
+            kind            TEXT NOT NULL,
+            speaker         TEXT NOT NULL,
+            participant_id  TEXT,
+            known_from      INTEGER NOT NULL,
+            length          INTEGER NOT NULL,
+            text            TEXT NOT NULL,
+            cum_docs        INTEGER NOT NULL,  -- records of the conversation up to this one
+            cum_length      INTEGER NOT NULL,  -- their terms
+            PRIMARY KEY (conversation_id, seq)
+        ) WITHOUT ROWID""",
+        "CREATE INDEX runtime_recall_known ON runtime_recall (conversation_id, known_from, seq)",
+        """CREATE TABLE runtime_recall_terms (
+            conversation_id TEXT NOT NULL,
+            term            TEXT NOT NULL,
+            seq             INTEGER NOT NULL,
+            known_from      INTEGER NOT NULL,
+            tf              INTEGER NOT NULL,
+            ordinal         INTEGER NOT NULL,  -- records holding the term up to this one
+            PRIMARY KEY (conversation_id, term, seq)
+        ) WITHOUT ROWID""",
+        """CREATE INDEX runtime_recall_terms_known
+            ON runtime_recall_terms (conversation_id, term, known_from, ordinal)""",
+        """CREATE TABLE runtime_recall_vectors (
+            conversation_id TEXT NOT NULL,
+            model_id        TEXT NOT NULL,
+            seq             INTEGER NOT NULL,
+            known_from      INTEGER NOT NULL,
+            vector          BLOB NOT NULL,
+            PRIMARY KEY (conversation_id, model_id, seq)
+        ) WITHOUT ROWID""",
+    ],
+]
+
+for _table in ("runtime_recall", "runtime_recall_terms", "runtime_recall_vectors"):
+    if _table not in sqlite_runtime.PURGE_TABLES:
+        sqlite_runtime.PURGE_TABLES.insert(0, _table)
+
+SELECT_LAST_DOC = """SELECT cum_docs, cum_length FROM runtime_recall
+    WHERE conversation_id = ? ORDER BY seq DESC LIMIT 1"""
+INSERT_DOC = """INSERT OR IGNORE INTO runtime_recall (conversation_id, seq, record_id, kind,
+    speaker, participant_id, known_from, length, text, cum_docs, cum_length)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+SELECT_LAST_ORDINAL = """SELECT ordinal FROM runtime_recall_terms
+    WHERE conversation_id = ? AND term = ? ORDER BY seq DESC LIMIT 1"""
+INSERT_TERM = """INSERT OR IGNORE INTO runtime_recall_terms (conversation_id, term, seq,
+    known_from, tf, ordinal) VALUES (?, ?, ?, ?, ?, ?)"""
+SELECT_STATS = """SELECT cum_docs, cum_length FROM runtime_recall
+    WHERE conversation_id = ? AND known_from <= ? ORDER BY known_from DESC, seq DESC LIMIT 1"""
+SELECT_DF = """SELECT ordinal FROM runtime_recall_terms
+    WHERE conversation_id = ? AND term = ? AND known_from <= ?
+    ORDER BY known_from DESC, ordinal DESC LIMIT 1"""
+SELECT_POSTINGS = """SELECT seq, tf FROM runtime_recall_terms
+    WHERE conversation_id = ? AND term = ? AND known_from <= ?"""
+_DOC_COLUMNS = """conversation_id, seq, record_id, kind, speaker, participant_id, known_from,
+    text, length"""
+SELECT_BETWEEN = f"""SELECT {_DOC_COLUMNS} FROM runtime_recall
+    WHERE conversation_id = ? AND known_from >= ? AND known_from <= ?
+    ORDER BY known_from DESC, seq DESC LIMIT ?"""
+SELECT_UNEMBEDDED = """SELECT d.seq, d.known_from, d.text FROM runtime_recall d
+    WHERE d.conversation_id = ? AND d.seq > ? AND NOT EXISTS (
+        SELECT 1 FROM runtime_recall_vectors v WHERE v.conversation_id = d.conversation_id
+        AND v.model_id = ? AND v.seq = d.seq) ORDER BY d.seq LIMIT ?"""
+INSERT_VECTOR = """INSERT OR IGNORE INTO runtime_recall_vectors (conversation_id, model_id, seq,
+    known_from, vector) VALUES (?, ?, ?, ?, ?)"""
+SELECT_VECTOR_MARK = """SELECT count(*), coalesce(max(seq), 0) FROM runtime_recall_vectors
+    WHERE conversation_id = ? AND model_id = ?"""
+SELECT_VECTORS = """SELECT seq, known_from, vector FROM runtime_recall_vectors
+    WHERE conversation_id = ? AND model_id = ? ORDER BY seq"""
+
+
+def _in(n: int) -> str:
+    return "(" + ", ".join(["?"] * n) + ")"
+
+
+def _doc(row: Sequence[Any]) -> RecallDoc:
+    conversation, seq, record_id, kind, speaker, participant, known, text, length = row
+    return RecallDoc(conversation, int(seq), record_id, kind, speaker, participant, int(known),
+                     text, {}, int(length))
+
+
+class SQLiteRecall:
+    _conn: sqlite3.Connection
+    _lock: threading.RLock
+
+    _set_mark: Callable[[str, str, int], None]  # (SQLiteRuntime)
+    _secure: Callable[[], AbstractContextManager[None]]
+
+    def _recall_select(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        with self._lock:
+            return self._conn.execute(sql, params).fetchall()
+
+    def append_runtime_recall(self, conversation_id: str, docs: Sequence[RecallDoc],
+                              through: int) -> None:
+        with self._lock:
+            found = self._conn.execute(SELECT_LAST_DOC, (conversation_id,)).fetchone()
+            count, total = (int(found[0]), int(found[1])) if found else (0, 0)
+            ordinals: dict[str, int] = {}
+            for d in docs:
+                count, total = count + 1, total + d.length
+                inserted = self._conn.execute(INSERT_DOC, (
+                    conversation_id, d.seq, d.record_id, d.kind, d.speaker, d.participant_id,
+                    d.known_micros, d.length, d.text, count, total)).rowcount
+                if not inserted:  # indexed already
+                    count, total = count - 1, total - d.length
+                    continue
+                rows = []
+                for term, tf in d.terms.items():
+                    if term not in ordinals:
+                        last = self._conn.execute(SELECT_LAST_ORDINAL,
+                                                  (conversation_id, term)).fetchone()
+                        ordinals[term] = int(last[0]) if last else 0
+                    ordinals[term] += 1
+                    rows.append((conversation_id, term, d.seq, d.known_micros, tf,
+                                 ordinals[term]))
+                self._conn.executemany(INSERT_TERM, rows)
+            self._set_mark(conversation_id, "recall", through)
+
+    def runtime_recall_stats(self, conversation_ids: Sequence[str], known_micros: int
+                             ) -> tuple[int, int]:
+        docs = length = 0
+        for cid in conversation_ids:
+            rows = self._recall_select(SELECT_STATS, (cid, known_micros))
+            if rows:
+                docs, length = docs + int(rows[0][0]), length + int(rows[0][1])
+        return docs, length
+
+    def runtime_recall_term_counts(self, conversation_ids: Sequence[str], terms: Sequence[str],
+                                   known_micros: int) -> dict[str, int]:
+        out = dict.fromkeys(terms, 0)
+        for cid in conversation_ids:
+            for term in terms:
+                rows = self._recall_select(SELECT_DF, (cid, term, known_micros))
+                if rows:
+                    out[term] += int(rows[0][0])
+        return out
+
+    def runtime_recall_postings(self, conversation_ids: Sequence[str], terms: Sequence[str],
+                                known_micros: int) -> list[tuple[str, int, str, int]]:
+        out: list[tuple[str, int, str, int]] = []
+        for cid in conversation_ids:
+            for term in terms:
+                out += [(cid, int(seq), term, int(tf)) for seq, tf in
+                        self._recall_select(SELECT_POSTINGS, (cid, term, known_micros))]
+        return out
+
+    def runtime_recall_docs(self, keys: Sequence[tuple[str, int]]) -> list[RecallDoc]:
+        by_conversation: dict[str, list[int]] = {}
+        for cid, seq in keys:
+            by_conversation.setdefault(cid, []).append(seq)
+        out: list[RecallDoc] = []
+        for cid, seqs in by_conversation.items():
+            for start in range(0, len(seqs), 400):
+                chunk = seqs[start:start + 400]
+                out += [_doc(r) for r in self._recall_select(
+                    f"SELECT {_DOC_COLUMNS} FROM runtime_recall WHERE conversation_id = ? "
+                    f"AND seq IN {_in(len(chunk))}", [cid, *chunk])]
+        return out
+
+    def runtime_recall_between(self, conversation_ids: Sequence[str], start_micros: int,
+                               end_micros: int, limit: int) -> list[RecallDoc]:
+        out: list[RecallDoc] = []
+        for cid in conversation_ids:
+            out += [_doc(r) for r in self._recall_select(
+                SELECT_BETWEEN, (cid, start_micros, end_micros, limit))]
+        out.sort(key=lambda d: (-d.known_micros, d.conversation_id, -d.seq))
+        return out[:limit]
+
+    def runtime_recall_unembedded(self, conversation_id: str, model_id: str, after: int,
+                                  limit: int) -> list[tuple[int, int, str]]:
+        return [(int(s), int(k), t) for s, k, t in self._recall_select(
+            SELECT_UNEMBEDDED, (conversation_id, after, model_id, limit))]
+
+    def append_runtime_recall_vectors(self, conversation_id: str, model_id: str,
+                                      rows: Sequence[tuple[int, int, bytes]]) -> None:
+        with self._lock:
+            self._conn.executemany(INSERT_VECTOR, [(conversation_id, model_id, seq, known, v)
+                                                   for seq, known, v in rows])
+
+    def runtime_recall_vector_mark(self, conversation_id: str, model_id: str
+                                   ) -> tuple[int, int]:
+        ((count, last),) = self._recall_select(SELECT_VECTOR_MARK, (conversation_id, model_id))
+        return int(count), int(last)
+
+    def runtime_recall_vectors(self, conversation_id: str, model_id: str
+                               ) -> list[tuple[int, int, bytes]]:
+        return [(int(s), int(k), bytes(v)) for s, k, v in self._recall_select(
+            SELECT_VECTORS, (conversation_id, model_id))]
+
+    def delete_runtime_recall(self, conversation_id: str, seqs: Sequence[int]) -> int:
+        count = 0
+        with self._lock, self._secure():
+            for start in range(0, len(seqs), 400):
+                chunk = list(seqs[start:start + 400])
+                for table in ("runtime_recall", "runtime_recall_terms",
+                              "runtime_recall_vectors"):  # names from a fixed list
+                    count += self._conn.execute(
+                        f"DELETE FROM {table} WHERE conversation_id = ? "
+                        f"AND seq IN {_in(len(chunk))}", [conversation_id, *chunk]).rowcount
+        return count
