@@ -31,6 +31,7 @@ TOOLS = {
     "record_event",
     "assemble_context",
     "explain_assembly",
+    "recall_memory",
 }
 ADMIN_KEY = "mcp-admin-key-0123456789abcdef"
 

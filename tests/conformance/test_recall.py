@@ -146,7 +146,7 @@ def test_purge_and_retention_take_the_index(vg: Vigente) -> None:
     assert "t1" not in gone
     vg.runtime.purge_account("acct")
     assert vg.store.runtime_recall_stats(["c1"], 1 << 62) == (0, 0)
-    assert vg.store.runtime_recall_postings(["c1"], ["seattle"], 1 << 62) == []
+    assert vg.store.runtime_recall_postings(["c1"], ["seattle"], 1 << 62, 10) == []
 
 
 words = st.sampled_from(["train", "Genoa", "Milan", "bus", "coffee", "name", "Seattle",

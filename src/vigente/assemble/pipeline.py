@@ -38,6 +38,7 @@ __all__ = [
     "decide",
     "fit_budget",
     "readings",
+    "recalled_text",
     "render",
     "retries",
     "stand_ins",
@@ -606,6 +607,8 @@ def render(
     if as_ in ("memory", "stale_marker"):
         text = _memory_text(unit, as_ == "stale_marker", None, boundary.read_only)
         return [Block("data", text, unit.ref)]
+    if as_ == "recalled":
+        return [Block("data", recalled_text(unit, boundary), unit.ref)]
     if as_ == "skill_state":
         s: SkillState = node
         # names only, each plain or quoted as data (runtime/trust.py): never free text
@@ -627,6 +630,21 @@ def render(
             )
         ]
     return []
+
+
+def recalled_text(unit: Unit, boundary: Boundary) -> str:
+    """An older record recalled for the call's query: quoted in a user position, with who
+    said it and when it became known (so a model can answer "when")."""
+    node = unit.node
+    when = _iso(node.known_from)
+    if unit.kind == "message":
+        m: Message = node
+        who = m.role
+        if m.role == "assistant" and m.participant_id not in (None, boundary.participant):
+            who = dict(boundary.labels).get(m.participant_id or "", m.participant_id or "")
+        return f"[recalled: {who} message of {when}]\n{m.content}"
+    body = _memory_text(unit, unit.stale, None, boundary.read_only)
+    return f"[recalled: memory of {when}]\n{body}"
 
 
 def readings(
@@ -813,6 +831,7 @@ def fit_budget(
         return (
             d.included
             and d.as_ not in PROTECTED
+            and d.as_ != "recalled"  # chosen within the recall's share of the budget
             and d.ref != ctx.latest_user
             and d.ref not in ctx.protected
             and not (d.kind == "memory" and d.as_ == "tool_exchange")

@@ -49,6 +49,7 @@ _SCHEMA: dict[str, dict[str, type | tuple[type, ...]]] = {
     "retention": {"assembly_days": int},
     "modes": {"moderators": list},
     "serialization": {"call_ids": str},
+    "recall": {"enabled": bool, "share": (float, int), "k": int, "mode": str},
 }
 
 
@@ -154,6 +155,12 @@ def _validate(doc: dict[str, Any], where: str) -> None:
         )
     if doc["serialization"]["call_ids"] not in CALL_IDS:
         raise bad(f"serialization.call_ids must be one of {', '.join(map(repr, CALL_IDS))}")
+    if not 0 <= doc["recall"]["share"] <= 1:
+        raise bad("recall.share must be a fraction of the budget from 0 to 1")
+    if not 1 <= doc["recall"]["k"] <= 100:
+        raise bad("recall.k must be from 1 to 100")
+    if doc["recall"]["mode"] not in ("lexical", "semantic", "hybrid", "auto"):
+        raise bad('recall.mode must be "lexical", "semantic", "hybrid" or "auto"')
     if doc["rehydration"]["max_bytes"] < 0:
         raise bad("rehydration.max_bytes must be >= 0")
     if doc["retention"]["assembly_days"] < 0:

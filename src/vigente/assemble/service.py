@@ -12,8 +12,8 @@ import hashlib
 import json
 import time
 import uuid
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from vigente.assemble.blocks import digest
@@ -83,6 +83,25 @@ _KINDS = {
     "skill_state": "skill_state",
     "checkpoint": "checkpoint",
 }
+
+
+@dataclass(frozen=True, slots=True)
+class _Round:
+    """One round of an assembly: what was read above the read horizon and how it was
+    decided (``first``: before the budget; ``decided``: after it)."""
+
+    since: int
+    nodes: Any
+    units: dict[str, Unit]
+    trace_extra: list[Decision]
+    order_key: dict[str, int]
+    gathered: list[Any]
+    contract: Any
+    ctx: Context
+    first: dict[str, Decision]
+    decided: dict[str, Decision]
+    seqs: dict[str, int]
+    cost: Callable[[Unit, Decision], int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,9 +193,16 @@ class Assembler:
         rehydrate: tuple[str, ...] | list[str] = (),
         as_of: TimeLike | None = None,
         persist: bool = True,
+        query: str | None = None,
     ) -> ContextAssembly:
         """The request for ``participant``'s next model call on ``branch`` (see RUNTIME.md
-        §2), and its persisted record. ``as_of``: the graph as known then (default: now)."""
+        §2), and its persisted record. ``as_of``: the graph as known then (default: now).
+        ``query``: what the call is about (default: the latest user message): when the history
+        does not fit, the older records most relevant to it are recalled (policy ``[recall]``)."""
+        if query is not None and (not isinstance(query, str) or not query.strip()
+                                  or len(query) > 10_000):
+            raise InvalidInput("--query must be the words the call is about (1 to 10,000 "
+                               "characters)")
         started = time.perf_counter()
         created = current_instant()
         pol = policy or default_policy()
@@ -247,10 +273,12 @@ class Assembler:
         chat = serializer("openai-chat")
         page = FIRST_PAGE
         texts: dict[tuple[str, str, str], str | None] = {}  # raw results read, by hash
-        graph_ms = policy_ms = 0.0
-        while True:
+        timing = {"graph": 0.0, "policy": 0.0}
+
+        def gather(since: int, include: Sequence[str]) -> _Round:
+            """One round: the candidates above the read horizon ``since`` (and the records
+            ``include`` names), each decided, then fitted to the budget."""
             t1 = time.perf_counter()
-            since = horizon(self.store, conversation, chain, k, page)
             nodes = above.since(since)  # every record above the horizon, read once
             cands = rt.candidates(
                 conversation,
@@ -259,12 +287,12 @@ class Assembler:
                 known_at=k,
                 run=run,
                 since=since,
-                include=protected,
+                include=include,
                 read=nodes,
                 ancestry=chain,
                 granted=granted,
             )
-            graph_ms += _ms(t1)
+            timing["graph"] += _ms(t1)
             t1 = time.perf_counter()
             units, trace_extra, order_key = self._units(cands, nodes, boundary)
             gathered = [*(u.node for u in units.values()), *(n for n, _ in cands.hidden)]
@@ -303,9 +331,16 @@ class Assembler:
                     lambda: count_message_tokens(tok, chat.serialize(blocks).messages),
                 )
 
+            first = dict(ctx.decided)  # before the budget: what each record would be
             decided = fit_budget(units, ctx, cost)
-            in_place = stand_ins(units, ctx)
-            policy_ms += _ms(t1)
+            timing["policy"] += _ms(t1)
+            return _Round(since, nodes, units, trace_extra, order_key, gathered, contract, ctx,
+                          first, decided, seqs, cost)
+
+        while True:
+            since = horizon(self.store, conversation, chain, k, page)
+            rnd = gather(since, protected)
+            decided = rnd.decided
             if since == 0 or any(d.rule.startswith("budget.") for d in decided.values()):
                 break
             # read as many more as the room left asks for, at the cost per ref seen so far
@@ -314,6 +349,17 @@ class Assembler:
             page = max(
                 page + FIRST_PAGE, int(page * (boundary.budget - fixed) / max(free, 1) * 1.1)
             )
+        recall_note: dict[str, Any] | None = None
+        if pol.get("recall", "enabled") and (
+            since > 0 or any(d.reason == "budget" for d in decided.values())
+        ):
+            rnd, recall_note = self._recall(rnd, gather, protected, boundary, pol, query)
+            decided = rnd.decided
+        since, nodes, units, trace_extra, order_key = (
+            rnd.since, rnd.nodes, rnd.units, rnd.trace_extra, rnd.order_key)
+        gathered, contract, ctx, seqs = rnd.gathered, rnd.contract, rnd.ctx, rnd.seqs
+        in_place = stand_ins(units, ctx)
+        graph_ms, policy_ms = timing["graph"], timing["policy"]
         ranges = below(
             self.store,
             conversation,
@@ -396,6 +442,7 @@ class Assembler:
                 }
             ),
             "horizon": [since, [r.as_dict() for r in ranges]],
+            "query": query,
         }
         selection = [[d.ref, d.kind, d.as_, d.reason] for d in all_decisions]
         record: dict[str, Any] = {
@@ -417,6 +464,8 @@ class Assembler:
             "omission_counts": counts,
             "redactions": redacted,
             "horizon": {"before_seq": since, "not_read": [r.as_dict() for r in ranges]},
+            "recall": recall_note,
+            "query": query,
             "call_ids": call_ids,
             "tokens": {"assembled": assembled, "replay": replay, "encoding": tok.name},
             "counts": {
@@ -570,6 +619,76 @@ class Assembler:
                     )
                 )
         return units, extra, position
+
+    def _recall(
+        self,
+        rnd: _Round,
+        gather: Callable[[int, Sequence[str]], _Round],
+        protected: Sequence[str],
+        boundary: Boundary,
+        pol: Policy,
+        query: str | None,
+    ) -> tuple[_Round, dict[str, Any]]:
+        """Bring back the older records most relevant to ``query`` (default: the latest user
+        message) that the budget left out, within ``recall.share`` of the budget; they reach
+        the model ``as: recalled`` in their place in the graph (after the stable prefix), and
+        the recency window gives up the room they take. Deterministic: a recall as known at
+        the snapshot, ties broken by time and id."""
+        from vigente.runtime.recall import Recall
+
+        ctx = rnd.ctx
+        text = query
+        if text is None and ctx.latest_user is not None:
+            text = str(rnd.units[ctx.latest_user].node.content)
+        share = int(boundary.budget * float(pol.get("recall", "share")))
+        note: dict[str, Any] = {"query": text, "share_tokens": share,
+                                "k": int(pol.get("recall", "k")), "hits": []}
+        if not text or not text.strip() or share < 1:
+            return rnd, note
+        in_request = [u.node.seq for ref, u in rnd.units.items()
+                      if rnd.decided.get(ref) is not None and rnd.decided[ref].included]
+        found = Recall(self.runtime).recall(
+            text, conversation=boundary.conversation, branch=boundary.branch,
+            participant=boundary.participant, known_at=boundary.snapshot,
+            k=int(pol.get("recall", "k")), mode=str(pol.get("recall", "mode")),
+            exclude=in_request)
+        hits = [h for h in found.hits if h.kind in ("message", "memory")]
+        missing = [h.ref for h in hits if h.ref not in rnd.units]
+        if missing:  # below the read horizon: read them too
+            rnd = gather(rnd.since, [*protected, *missing])
+            ctx = rnd.ctx
+        chosen: dict[str, Decision] = {}
+        used = 0
+        for rank, h in enumerate(hits, start=1):
+            entry = {"ref": h.ref, "rank": rank, "score": round(h.score, 6),
+                     "why": list(h.why)}
+            note["hits"].append(entry)
+            unit, first = rnd.units.get(h.ref), rnd.first.get(h.ref)
+            now = rnd.decided.get(h.ref)
+            if unit is None or first is None or not first.included or first.as_ in PROTECTED \
+                    or first.as_ == "tool_exchange":
+                entry["outcome"] = "not_eligible"  # left out for another reason than budget
+                continue
+            if now is not None and now.included:
+                entry["outcome"] = "in_window"
+                continue
+            d = Decision(h.ref, unit.kind, f"recall.rank_{rank}:{'+'.join(h.why)}",
+                         as_="recalled", position=unit.position)
+            tokens = rnd.cost(unit, d)
+            if used + tokens > share:
+                entry["outcome"] = "no_room"
+                continue
+            used += tokens
+            chosen[h.ref] = replace(d, tokens=tokens)
+            entry["outcome"] = "recalled"
+        note["tokens"] = used
+        note["mode"] = found.mode
+        if not chosen:
+            return rnd, note
+        ctx.decided.clear()
+        ctx.decided.update(rnd.first)
+        ctx.decided.update(chosen)
+        return replace(rnd, decided=fit_budget(rnd.units, ctx, rnd.cost)), note
 
     def _context(self, pol: Policy, boundary: Boundary, units: dict[str, Unit]) -> Context:
         ctx = Context(pol, boundary)
@@ -725,13 +844,16 @@ class Assembler:
             ref = wire[ref]
         for d in record["omitted"]:
             if d["ref"] == ref:
-                return {
+                out = {
                     "ref": ref,
                     "candidate": True,
                     "reason": d["reason"],
                     "rule": d["rule"],
                     "kind": d["kind"],
                 }
+                if d["reason"] == "budget":
+                    out["recall"] = _not_recalled(record, ref)
+                return out
         for d in record["included"]:
             if d["ref"] == ref:
                 return {
@@ -759,7 +881,7 @@ class Assembler:
                         record["participant"],
                         since,
                     )
-                    return {
+                    out = {
                         "ref": ref,
                         "candidate": True,
                         "reason": reason,
@@ -767,6 +889,9 @@ class Assembler:
                         "kind": _KINDS[r.kind],
                         "read": False,
                     }
+                    if reason == "budget":
+                        out["recall"] = _not_recalled(record, ref)
+                    return out
         homes = [kind for c, kind in self.store.runtime_record_homes(ref) if c == conversation]
         if not homes:
             base = ref.split("@")[0]
@@ -849,6 +974,7 @@ class Assembler:
             rehydrate=tuple(record["rehydrate"]),
             as_of=record["snapshot"],
             persist=False,
+            query=record.get("query"),
         )
         new = again.record
         diff = {
@@ -866,6 +992,28 @@ class Assembler:
             "snapshot": record["snapshot"],
             "differences": diff,
         }
+
+
+def _not_recalled(record: dict[str, Any], ref: str) -> str:
+    """Why a record the budget left out was not recalled either (explain --why-not)."""
+    note = record.get("recall")
+    if not note:
+        return ("no recall ran: the history fit the budget, or the policy's [recall] is off")
+    query = note.get("query")
+    if not query:
+        return "no recall ran: there was no query (no --query and no user message)"
+    for hit in note.get("hits", []):
+        if hit["ref"] == ref:
+            why = {
+                "no_room": f"it did not fit the recall's share ({note['share_tokens']} tokens, "
+                           f"{note.get('tokens', 0)} used by better-ranked records)",
+                "not_eligible": "it was left out for another reason than the budget",
+                "in_window": "it was in the recency window",
+            }.get(hit.get("outcome", ""), hit.get("outcome", ""))
+            return f"ranked {hit['rank']} for the query {query!r}, but {why}"
+    return (f"not among the records recalled for the query {query!r} (the {note.get('k')} "
+            "most relevant as `vigente recall` ranks them at the snapshot, "
+            f"{len(note.get('hits', []))} of them eligible)")
 
 
 def _lossless(exchange: Unit, ctx: Context, units: dict[str, Unit]) -> bool:

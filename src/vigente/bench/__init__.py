@@ -23,6 +23,7 @@ MODULES: dict[str, str] = {
     "context": "vigente.bench.context",
     "serve": "vigente.bench.serve",
     "integrations": "vigente.bench.integrations",
+    "memory": "vigente.bench.memory",
 }
 
 

@@ -84,7 +84,7 @@ SECTIONS: dict[str, tuple[tuple[str, str], ...]] = {
     "Agent runtime and context assembly": (
         ("runtime", "import | show | transcript | artifact | purge-account | gc …"),
         ("assemble", "the next model request, built by policy, recorded"),
-        ("recall", "QUERY: messages, memories and results most relevant, as known at K"),
+        ("recall", "QUERY: the most relevant records, as known at K"),
         ("explain", "ASSEMBLY_ID: what and why; --why-not, --rebuild, --diff"),
         ("policy", "show | check: context-assembly policies (TOML)"),
         ("scenario", "run FILE: replay an event log and check its expectations"),

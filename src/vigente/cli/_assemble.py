@@ -44,6 +44,11 @@ def _emit(data: object) -> None:
     "--as-of", "--known-at", "as_of", metavar="K",
     help="Assemble from the graph as known at K (also --known-at, as in ask/search/show).",
 )
+@click.option(
+    "--query", metavar="TEXT",
+    help="What the call is about (default: the latest user message): when the history does "
+         "not fit, the older records most relevant to it are recalled.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the assembly as JSON.")
 @click.pass_context
 def assemble(
@@ -58,6 +63,7 @@ def assemble(
     policy_file: Path | None,
     rehydrate: tuple[str, ...],
     as_of: str | None,
+    query: str | None,
     as_json: bool,
 ) -> None:
     """Build the next model request of PARTICIPANT on BRANCH from the runtime graph."""
@@ -73,6 +79,7 @@ def assemble(
         policy=policy,
         rehydrate=rehydrate,
         as_of=as_of,
+        query=query,
     )
     data = result.as_dict()
     if as_json:

@@ -230,6 +230,11 @@ class AssembleIn(_In):
     as_of: Date | None = Field(
         default=None, description="assemble from the graph as known then (default: now)"
     )
+    query: Annotated[str, Field(min_length=1, max_length=10_000)] | None = Field(
+        default=None,
+        description="what the call is about (default: the latest user message): steers which "
+        "older records are recalled when the history does not fit",
+    )
     policy: dict[str, Any] | None = Field(
         default=None,
         description="a policy document (the TOML of `vigente policy show` as JSON, with its own "
@@ -381,6 +386,7 @@ def assemble(vg: Vigente, body: AssembleIn) -> dict[str, Any]:
         policy=policy,
         rehydrate=tuple(body.rehydrate),
         as_of=body.as_of,
+        query=body.query,
     )
     return result.as_dict()
 

@@ -504,6 +504,12 @@ def build_server(resolve: Resolver) -> MCPServer:
         as_of: Annotated[
             Date | None, Field(description="build from the graph as known then (default: now)")
         ] = None,
+        query: Annotated[
+            str | None,
+            Field(max_length=10_000, description="what the call is about (default: the latest "
+                  "user message): older records relevant to it are recalled when the history "
+                  "does not fit"),
+        ] = None,
     ) -> ToolResult:
         """The context of the next model call of `participant` on `branch`, assembled by the
         policy from the logged conversation and recorded: `messages` (send them as they are,
@@ -523,6 +529,7 @@ def build_server(resolve: Resolver) -> MCPServer:
                 budget=budget,
                 rehydrate=rehydrate or [],
                 as_of=as_of,
+                query=query,
             )
             return assemble(resolve(ctx), body)
 

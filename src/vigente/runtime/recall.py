@@ -63,6 +63,9 @@ RRF_K: Final = 60
 POOL: Final = 100  # candidates per ranking before fusion
 #: A term held by more records than this (as known at k) is skipped: it ranks nothing.
 MAX_POSTINGS: Final = 50_000
+#: Records read per term: those where it weighs most (a term in more records than this adds
+#: its weight to these only; records it weighs less in rank lower for it anyway).
+MAX_TERM_POSTINGS: Final = 1_000
 K1, B = 1.2, 0.75
 _BATCH = 2_000
 _EMBED_BATCH = 64
@@ -180,6 +183,9 @@ class _Vectors:
 _MATRICES: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], _Vectors]] = (
     weakref.WeakKeyDictionary())
 _MATRICES_LOCK = threading.Lock()
+#: Vectors of texts embedded lately, by (model, text): a text said again is not embedded again.
+_EMBEDDED: dict[tuple[str, str], bytes] = {}
+_EMBEDDED_LIMIT = 20_000
 
 
 class Recall:
@@ -232,10 +238,16 @@ class Recall:
                                                    _EMBED_BATCH * 8)
             if not rows:
                 return done
-            texts = list(dict.fromkeys(t for _, _, t in rows))
-            vectors = embedder.embed(texts)
-            by_text = {t: np.ascontiguousarray(vectors[i], dtype="<f4").tobytes()
-                       for i, t in enumerate(texts)}
+            texts = [t for t in dict.fromkeys(t for _, _, t in rows)
+                     if (embedder.model_id, t) not in _EMBEDDED]
+            if texts:
+                vectors = embedder.embed(texts)
+                if len(_EMBEDDED) + len(texts) > _EMBEDDED_LIMIT:
+                    _EMBEDDED.clear()
+                for i, t in enumerate(texts):
+                    _EMBEDDED[(embedder.model_id, t)] = np.ascontiguousarray(
+                        vectors[i], dtype="<f4").tobytes()
+            by_text = {t: _EMBEDDED[(embedder.model_id, t)] for _, _, t in rows}
             with store.transaction():
                 store.append_runtime_recall_vectors(
                     conversation, embedder.model_id,
@@ -399,16 +411,15 @@ class _Ranker:
         if common:
             notes.append(f"skipped as too common to rank: {', '.join(common)}")
         used = [t for t in terms if 0 < df[t] <= MAX_POSTINGS]
-        postings = self.store.runtime_recall_postings(self.conversations, used, self.known)
-        by_term: dict[str, list[tuple[str, int, int]]] = {}
-        for cid, seq, term, tf in postings:
-            by_term.setdefault(term, []).append((cid, seq, tf))
-        lengths = self._lengths({(cid, seq) for cid, seq, _, _ in postings})
+        postings = self.store.runtime_recall_postings(self.conversations, used, self.known,
+                                                      MAX_TERM_POSTINGS)
+        by_term: dict[str, list[tuple[str, int, int, int]]] = {}
+        for cid, seq, term, tf, length in postings:
+            by_term.setdefault(term, []).append((cid, seq, tf, length))
         scores: dict[tuple[str, int], float] = {}
         for term in used:  # in the query's order: the same sums in the same order every time
             idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
-            for cid, seq, tf in sorted(by_term.get(term, ())):
-                length = lengths.get((cid, seq), avg)
+            for cid, seq, tf, length in sorted(by_term.get(term, ())):
                 scores[(cid, seq)] = scores.get((cid, seq), 0.0) + idf * tf * (K1 + 1) / (
                     tf + K1 * (1 - B + B * length / avg))
         return self._keep(list(scores.items()))
@@ -428,12 +439,12 @@ class _Ranker:
             m = _matrix(self.store, cid, embedder.model_id)
             if not len(m.seqs):
                 continue
-            rows = np.flatnonzero(m.known <= self.known)
-            if not len(rows):
-                continue
-            scores = np.einsum("ij,j->i", m.rows[rows], q)
-            top = rows[np.argsort(-scores, kind="stable")[:POOL + len(self.exclude)]]
-            ranked += [((cid, int(m.seqs[i])), float(np.dot(m.rows[i], q))) for i in top]
+            scores = np.einsum("ij,j->i", m.rows, q)  # every row, then the later ones go
+            scores[m.known > self.known] = -np.inf
+            count = min(len(scores), POOL + len(self.exclude))
+            top = np.argpartition(-scores, count - 1)[:count]
+            ranked += [((cid, int(m.seqs[i])), float(scores[i])) for i in top
+                       if scores[i] > -np.inf]
         return self._keep(ranked)
 
     def between(self, window: TimeWindow) -> list[tuple[str, int]]:

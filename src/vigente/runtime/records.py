@@ -46,6 +46,7 @@ __all__ = [
     "ToolMemory",
     "UserMemory",
     "from_record",
+    "term_weight",
     "to_record",
 ]
 
@@ -87,6 +88,13 @@ class RuntimeRecord:
 
     def payload_json(self) -> str:
         return json.dumps(self.payload, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def term_weight(count: int, length: int) -> int:
+    """How much a term weighs in a record, for the recall index's order: BM25's term part
+    (k1 1.2, b 0.75) against a fixed length of 40 terms, so that it never changes with what
+    is indexed later (the ranking itself uses the statistics as known at k)."""
+    return int(count * 2.2 / (count + 1.2 * (0.25 + 0.75 * length / 40)) * 1_000_000)
 
 
 @dataclass(frozen=True, slots=True)

@@ -622,9 +622,12 @@ class Store(ABC):
 
     @abstractmethod
     def runtime_recall_postings(self, conversation_ids: Sequence[str], terms: Sequence[str],
-                                known_micros: int) -> list[tuple[str, int, str, int]]:
-        """``(conversation_id, seq, term, count)`` of every indexed record known at
-        ``known_micros`` that holds one of ``terms``."""
+                                known_micros: int, limit: int
+                                ) -> list[tuple[str, int, str, int, int]]:
+        """``(conversation_id, seq, term, count, record length)`` of the indexed records known
+        at ``known_micros`` that hold one of ``terms``: per conversation and term at most
+        ``limit``, those where it weighs most first (:func:`~vigente.runtime.records.
+        term_weight`, then ``seq``)."""
 
     @abstractmethod
     def runtime_recall_docs(self, keys: Sequence[tuple[str, int]]) -> list[RecallDoc]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from vigente.runtime.records import RecallDoc
+from vigente.runtime.records import RecallDoc, term_weight
 from vigente.store import postgres_runtime
 
 __all__ = ["PostgresRecall", "RECALL_MIGRATIONS"]
@@ -41,10 +41,14 @@ RECALL_MIGRATIONS: list[list[str]] = [
             known_from      bigint NOT NULL,
             tf              integer NOT NULL,
             ordinal         bigint NOT NULL,
+            length          bigint NOT NULL,
+            weight          bigint NOT NULL,
             PRIMARY KEY (conversation_id, term, seq)
         )""",
         """CREATE INDEX runtime_recall_terms_known
             ON runtime_recall_terms (conversation_id, term, known_from, ordinal)""",
+        """CREATE INDEX runtime_recall_terms_weight
+            ON runtime_recall_terms (conversation_id, term, weight DESC, seq)""",
         """CREATE TABLE runtime_recall_vectors (
             conversation_id text COLLATE "C" NOT NULL,
             model_id        text COLLATE "C" NOT NULL,
@@ -72,15 +76,16 @@ SELECT_LAST_ORDINALS = """SELECT t.term, (SELECT r.ordinal FROM runtime_recall_t
         WHERE r.conversation_id = %s AND r.term = t.term ORDER BY r.seq DESC LIMIT 1)
     FROM unnest(%s::text[]) AS t (term)"""
 INSERT_TERM = """INSERT INTO runtime_recall_terms (conversation_id, term, seq, known_from, tf,
-    ordinal) VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING"""
+    ordinal, length, weight) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING"""
 SELECT_STATS = """SELECT cum_docs, cum_length FROM runtime_recall
     WHERE conversation_id = %s AND known_from <= %s ORDER BY known_from DESC, seq DESC LIMIT 1"""
 SELECT_DF = """SELECT t.term, (SELECT r.ordinal FROM runtime_recall_terms r
         WHERE r.conversation_id = %s AND r.term = t.term AND r.known_from <= %s
         ORDER BY r.known_from DESC, r.ordinal DESC LIMIT 1)
     FROM unnest(%s::text[]) AS t (term)"""
-SELECT_POSTINGS = """SELECT seq, term, tf FROM runtime_recall_terms
-    WHERE conversation_id = %s AND term = ANY(%s) AND known_from <= %s"""
+SELECT_POSTINGS = """SELECT seq, tf, length FROM runtime_recall_terms
+    WHERE conversation_id = %s AND term = %s AND known_from <= %s
+    ORDER BY weight DESC, seq LIMIT %s"""
 _DOC_COLUMNS = """conversation_id, seq, record_id, kind, speaker, participant_id, known_from,
     text, length"""
 SELECT_DOCS = f"""SELECT {_DOC_COLUMNS} FROM runtime_recall
@@ -129,7 +134,8 @@ class PostgresRecall:
             count, total = count + 1, total + d.length
             for term, tf in d.terms.items():
                 ordinals[term] = ordinals.get(term, 0) + 1
-                rows.append((conversation_id, term, d.seq, d.known_micros, tf, ordinals[term]))
+                rows.append((conversation_id, term, d.seq, d.known_micros, tf, ordinals[term],
+                             d.length, term_weight(tf, d.length)))
         if rows:
             self._execute_many(INSERT_TERM, rows)
         self._execute(postgres_runtime.UPSERT_MARK, (conversation_id, "recall", through))
@@ -154,13 +160,13 @@ class PostgresRecall:
         return out
 
     def runtime_recall_postings(self, conversation_ids: Sequence[str], terms: Sequence[str],
-                                known_micros: int) -> list[tuple[str, int, str, int]]:
-        out: list[tuple[str, int, str, int]] = []
-        if not terms:
-            return out
+                                known_micros: int, limit: int
+                                ) -> list[tuple[str, int, str, int, int]]:
+        out: list[tuple[str, int, str, int, int]] = []
         for cid in conversation_ids:
-            out += [(cid, int(seq), term, int(tf)) for seq, term, tf in
-                    self._read(SELECT_POSTINGS, (cid, list(terms), known_micros))]
+            for term in terms:
+                out += [(cid, int(seq), term, int(tf), int(length)) for seq, tf, length in
+                        self._read(SELECT_POSTINGS, (cid, term, known_micros, limit))]
         return out
 
     def runtime_recall_docs(self, keys: Sequence[tuple[str, int]]) -> list[RecallDoc]:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
-from vigente.runtime.records import RecallDoc
+from vigente.runtime.records import RecallDoc, term_weight
 from vigente.store import sqlite_runtime
 
 __all__ = ["RECALL_MIGRATIONS", "SQLiteRecall"]
@@ -45,10 +45,14 @@ RECALL_MIGRATIONS: list[list[str]] = [
             known_from      INTEGER NOT NULL,
             tf              INTEGER NOT NULL,
             ordinal         INTEGER NOT NULL,  -- records holding the term up to this one
+            length          INTEGER NOT NULL,  -- the record's terms
+            weight          INTEGER NOT NULL,  -- the term's weight in it, best first
             PRIMARY KEY (conversation_id, term, seq)
         ) WITHOUT ROWID""",
         """CREATE INDEX runtime_recall_terms_known
             ON runtime_recall_terms (conversation_id, term, known_from, ordinal)""",
+        """CREATE INDEX runtime_recall_terms_weight
+            ON runtime_recall_terms (conversation_id, term, weight DESC, seq)""",
         """CREATE TABLE runtime_recall_vectors (
             conversation_id TEXT NOT NULL,
             model_id        TEXT NOT NULL,
@@ -72,14 +76,15 @@ INSERT_DOC = """INSERT OR IGNORE INTO runtime_recall (conversation_id, seq, reco
 SELECT_LAST_ORDINAL = """SELECT ordinal FROM runtime_recall_terms
     WHERE conversation_id = ? AND term = ? ORDER BY seq DESC LIMIT 1"""
 INSERT_TERM = """INSERT OR IGNORE INTO runtime_recall_terms (conversation_id, term, seq,
-    known_from, tf, ordinal) VALUES (?, ?, ?, ?, ?, ?)"""
+    known_from, tf, ordinal, length, weight) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"""
 SELECT_STATS = """SELECT cum_docs, cum_length FROM runtime_recall
     WHERE conversation_id = ? AND known_from <= ? ORDER BY known_from DESC, seq DESC LIMIT 1"""
 SELECT_DF = """SELECT ordinal FROM runtime_recall_terms
     WHERE conversation_id = ? AND term = ? AND known_from <= ?
     ORDER BY known_from DESC, ordinal DESC LIMIT 1"""
-SELECT_POSTINGS = """SELECT seq, tf FROM runtime_recall_terms
-    WHERE conversation_id = ? AND term = ? AND known_from <= ?"""
+SELECT_POSTINGS = """SELECT seq, tf, length FROM runtime_recall_terms
+    WHERE conversation_id = ? AND term = ? AND +known_from <= ?
+    ORDER BY weight DESC, seq LIMIT ?"""
 _DOC_COLUMNS = """conversation_id, seq, record_id, kind, speaker, participant_id, known_from,
     text, length"""
 SELECT_BETWEEN = f"""SELECT {_DOC_COLUMNS} FROM runtime_recall
@@ -140,7 +145,7 @@ class SQLiteRecall:
                         ordinals[term] = int(last[0]) if last else 0
                     ordinals[term] += 1
                     rows.append((conversation_id, term, d.seq, d.known_micros, tf,
-                                 ordinals[term]))
+                                 ordinals[term], d.length, term_weight(tf, d.length)))
                 self._conn.executemany(INSERT_TERM, rows)
             self._set_mark(conversation_id, "recall", through)
 
@@ -164,12 +169,13 @@ class SQLiteRecall:
         return out
 
     def runtime_recall_postings(self, conversation_ids: Sequence[str], terms: Sequence[str],
-                                known_micros: int) -> list[tuple[str, int, str, int]]:
-        out: list[tuple[str, int, str, int]] = []
+                                known_micros: int, limit: int
+                                ) -> list[tuple[str, int, str, int, int]]:
+        out: list[tuple[str, int, str, int, int]] = []
         for cid in conversation_ids:
             for term in terms:
-                out += [(cid, int(seq), term, int(tf)) for seq, tf in
-                        self._recall_select(SELECT_POSTINGS, (cid, term, known_micros))]
+                out += [(cid, int(seq), term, int(tf), int(length)) for seq, tf, length in
+                        self._recall_select(SELECT_POSTINGS, (cid, term, known_micros, limit))]
         return out
 
     def runtime_recall_docs(self, keys: Sequence[tuple[str, int]]) -> list[RecallDoc]:
