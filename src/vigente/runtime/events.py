@@ -148,7 +148,8 @@ def _memory(rt: Runtime, e: dict[str, Any], at: Instant | None) -> None:
         confidence_reason=_get(e, "confidence_reason", str),
         supersedes=_ids(e, "supersedes"), conflicts_with=_ids(e, "conflicts_with"),
         privacy=_get(e, "privacy", str), visibility=_get(e, "visibility", str),
-        writer=_get(e, "writer", str), at=at)
+        writer=_get(e, "writer", str),
+        record_as_fact=_get(e, "record_as_fact", bool, default=False), at=at)
 
 
 def _skill_state(rt: Runtime, e: dict[str, Any], at: Instant | None) -> None:
