@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from vigente.errors import AnsweredHistoryError, HistoryRewriteError, InvalidInput, InvalidName
-from vigente.kernel.values import JSONValue, Scope, canonical_json, check_name
+from vigente.kernel.values import MAX_NAME_CHARS, JSONValue, Scope, canonical_json, check_name
 from vigente.time import Instant, Interval
 
 # The kernel's writer and the store contract are imported where they are used: the store
@@ -59,6 +59,8 @@ def user_fact_lineage(key: object) -> str:
     if not isinstance(key, str):
         raise InvalidInput(f"user fact key {key!r} is not a string: name each fact with text")
     try:
+        # the key itself follows the name rules (a blank key would name the lineage "user.")
+        check_name("the key", key, limit=MAX_NAME_CHARS - len(_PREFIX))
         return check_name("lineage", _PREFIX + key)
     except InvalidName as exc:
         raise InvalidInput(f"user fact key {key[:80]!r} cannot name the lineage "
