@@ -197,6 +197,23 @@ def test_a_bad_key_in_an_event_log_refuses_the_whole_log(vg: Vigente) -> None:
     assert vg.runtime.conversations() == [] and vg.lineages() == []
 
 
+def test_a_model_facing_writer_cannot_record_a_fact(sqlite_vg: Vigente) -> None:
+    """Keeping facts past a purge is the application's choice, not a model's: an untrusted
+    log (an MCP tool) may not set record_as_fact."""
+    vg = sqlite_vg
+    open_chat(vg)
+    say(vg, "u1", "My name is Ada.", "2026-01-10")
+    event = {"event": "memory", "conversation": "c1", "id": "um1", "kind": "user",
+             "sources": ["u1"], "summary": "name", "facts": {"name": "Ada"},
+             "record_as_fact": True}
+    with pytest.raises(ImportFileError, match="model-facing writer cannot record a memory as"):
+        vg.runtime.import_events([json.dumps(event)], trusted=False)
+    assert user_memories(vg) == [] and vg.lineages() == []
+    del event["record_as_fact"]
+    vg.runtime.import_events([json.dumps(event)], trusted=False)
+    assert user_memories(vg) == ["um1"] and vg.lineages() == []
+
+
 def test_record_as_fact_is_for_user_memories(sqlite_vg: Vigente) -> None:
     vg = sqlite_vg
     open_chat(vg)

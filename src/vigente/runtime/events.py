@@ -214,6 +214,10 @@ def untrusted_refusal(event: dict[str, Any]) -> str | None:
     if kind == "tool" and event.get("read_only") not in (None, False):
         return ("a model-facing writer cannot declare a tool read-only (only a read-only tool "
                 "is ever suggested to a model to run again): " + how)
+    if kind == "memory" and event.get("record_as_fact") not in (None, False):
+        return ("a model-facing writer cannot record a memory as a fact of the account (kernel "
+                "facts outlive an account purge: the application opts in, "
+                "docs/user-memories.md): leave out record_as_fact, or " + how)
     return None
 
 
