@@ -115,10 +115,12 @@ def fact_time(store: Store, account: str, keys: Sequence[str], k: Instant, *,
     store.lock_timelines(timelines)
     if not stamped:
         return k
-    floor = [store.answered_horizon(), *store.latest_knowledge_many(timelines)]
-    for at in floor:
-        if at is not None and k <= at:
-            k = Instant(at.micros + 1)
+    for latest in store.latest_knowledge_many(timelines):  # a tie is no rewrite
+        if latest is not None and k < latest:
+            k = latest
+    horizon = store.answered_horizon()  # an answer given at the horizon is final: after it
+    if horizon is not None and k <= horizon:
+        k = Instant(horizon.micros + 1)
     return k
 
 
