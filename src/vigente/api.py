@@ -21,7 +21,6 @@ from vigente.errors import (
     FutureKnowledgeError,
     ImportFileError,
     InvalidInput,
-    InvalidInterval,
     VigenteError,
 )
 from vigente.evidence.dates import check_language
@@ -40,6 +39,7 @@ from vigente.kernel.ledger import (
     apply_write,
     apply_writes,
     set_precedence,
+    statement,
 )
 from vigente.kernel.values import JSONValue, Scope, canonical_json, check_name
 from vigente.kernel.versions import PrecedenceRule, Version
@@ -225,23 +225,18 @@ class Vigente:
         now: TimeLike | None = None,
     ) -> Write:
         stamped = known_at is None and now is None  # known now: the store dates it as it writes
-        write = Write(
-            op=op,
-            lineage=check_name("lineage", lineage),
+        write = statement(
+            op,
+            lineage,
+            value_json,
             scope=Scope.of(scope),
-            source=check_name("source", source),
-            value_json=value_json,
+            source=source,
             valid_from=self.instant(valid_from),
             valid_to=None if valid_to is None else self.instant(valid_to),
             known_at=(current_instant() if now is None else self.instant(now))
             if known_at is None else self.instant(known_at),
             stamped=stamped,
         )
-        if write.valid_to is not None and write.valid_to <= write.valid_from:
-            raise InvalidInterval(
-                f"valid_to {write.valid_to} is not after valid_from {write.valid_from}: the end "
-                "is exclusive, so give a later date (or omit it for no known end)"
-            )
         self.check_knowledge_date(write.known_at, now)
         return write
 

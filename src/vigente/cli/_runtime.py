@@ -1,5 +1,5 @@
 """Runtime commands: ``vigente runtime import | import-openai | show | transcript | artifact |
-purge-account | gc`` — thin calls of ``vg.runtime``."""
+extract-user-memories | purge-account | gc`` — thin calls of ``vg.runtime``."""
 
 from __future__ import annotations
 
@@ -227,6 +227,32 @@ def artifact(ctx: click.Context, artifact_id: str, conversation: str | None, raw
                    f"{row['run']} · {row['privacy']}/{row['visibility']}")
         click.echo(f"  result {r['bytes']} bytes {r['encoding']} sha256 {r['sha256']}"
                    f"{' (blob store)' if r['in_blob'] else ' (inline)'}")
+
+
+@runtime.command("extract-user-memories",
+                 short_help="User memories from a conversation's user messages.")
+@click.option("--conversation", required=True, help="The conversation to read.")
+@click.option("--record-as-fact", is_flag=True,
+              help="Also record each fact of the account in the kernel (user.<key>); an "
+                   "account purge does not erase these (docs/user-memories.md).")
+@json_option
+@click.pass_context
+def extract_user_memories(ctx: click.Context, conversation: str, record_as_fact: bool,
+                          as_json: bool) -> None:
+    """Record the user memories the rule-based English extractor finds in CONVERSATION's user
+    messages ("my name is …", "I live in …", "I'm N years old", …), each value as written; a
+    fact already held with the same value is not recorded again (docs/user-memories.md)."""
+    report = open_store(ctx).runtime.extract_user_memories(conversation,
+                                                           record_as_fact=record_as_fact)
+    if as_json:
+        _emit(report.as_dict())
+        return
+    for m in report.memories:
+        facts = ", ".join(f"{k}={v!r}" for k, v in m.facts.items())
+        click.echo(f"{m.id} (from {', '.join(m.sources)}): {facts}")
+    where = " and as facts of the account" if record_as_fact and report.memories else ""
+    click.echo(f"recorded {len(report.memories)} user memory(ies){where}; "
+               f"{len(report.unchanged)} fact(s) already held")
 
 
 @runtime.command("purge-account", short_help="Delete an account's data, leaving no text.")

@@ -19,14 +19,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from vigente.errors import HistoryRewriteError, VigenteError
+from vigente.errors import HistoryRewriteError, InvalidInterval, VigenteError
 from vigente.kernel.horizon import check_after, check_after_horizon, learned_now
-from vigente.kernel.values import Scope
+from vigente.kernel.values import Scope, check_name
 from vigente.kernel.versions import PrecedenceRule, Version
 from vigente.store.base import Store, Timeline, Write
 from vigente.time import Instant, Interval
 
-__all__ = ["StatementRefused", "WriteResult", "apply_write", "apply_writes", "set_precedence"]
+__all__ = ["StatementRefused", "WriteResult", "apply_write", "apply_writes", "set_precedence",
+           "statement"]
 
 @dataclass(frozen=True, slots=True)
 class WriteResult:
@@ -49,6 +50,40 @@ class StatementRefused(VigenteError):
         super().__init__(str(error))
         self.index = index
         self.error = error
+
+
+def statement(
+    op: str,
+    lineage: str,
+    value_json: str | None,
+    *,
+    scope: Scope,
+    source: str,
+    valid_from: Instant,
+    valid_to: Instant | None,
+    known_at: Instant,
+    stamped: bool = False,
+) -> Write:
+    """A checked ``record``/``retract`` statement, ready for :func:`apply_write`: the lineage and
+    source follow the name rules and the valid interval ends after it starts. Every writer of
+    the kernel (``Vigente.record``, an import, a runtime user memory) builds its writes here."""
+    write = Write(
+        op=op,
+        lineage=check_name("lineage", lineage),
+        scope=scope,
+        source=check_name("source", source),
+        value_json=value_json,
+        valid_from=valid_from,
+        valid_to=valid_to,
+        known_at=known_at,
+        stamped=stamped,
+    )
+    if valid_to is not None and valid_to <= valid_from:
+        raise InvalidInterval(
+            f"valid_to {valid_to} is not after valid_from {valid_from}: the end "
+            "is exclusive, so give a later date (or omit it for no known end)"
+        )
+    return write
 
 
 def _refusal(write: Write, latest: Instant) -> HistoryRewriteError:

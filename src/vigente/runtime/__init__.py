@@ -38,6 +38,13 @@ from vigente.runtime.records import (  # first: the store backends import these 
 )
 from vigente.runtime.retention import RETENTION, GCReport, PurgeReport
 from vigente.runtime.service import DEFAULT_STALE_AFTER, Runtime
+from vigente.runtime.user_memory import (
+    ProposedUserMemory,
+    RuleUserMemoryExtractor,
+    UserMemoryExtraction,
+    UserMemoryExtractor,
+    UserMessage,
+)
 
 __all__ = [
     "DEFAULT_STALE_AFTER",
@@ -65,15 +72,20 @@ __all__ = [
     "ModelRun",
     "Participant",
     "Promotion",
+    "ProposedUserMemory",
     "PurgeReport",
     "Runtime",
     "RuntimeImportReport",
     "RuntimeRecord",
+    "RuleUserMemoryExtractor",
     "Share",
     "SkillState",
     "ToolArtifact",
     "ToolCall",
     "ToolMemory",
     "UserMemory",
+    "UserMemoryExtraction",
+    "UserMemoryExtractor",
+    "UserMessage",
     "fact_values",
 ]

@@ -148,7 +148,8 @@ def _memory(rt: Runtime, e: dict[str, Any], at: Instant | None) -> None:
         confidence_reason=_get(e, "confidence_reason", str),
         supersedes=_ids(e, "supersedes"), conflicts_with=_ids(e, "conflicts_with"),
         privacy=_get(e, "privacy", str), visibility=_get(e, "visibility", str),
-        writer=_get(e, "writer", str), at=at)
+        writer=_get(e, "writer", str),
+        record_as_fact=_get(e, "record_as_fact", bool, default=False), at=at)
 
 
 def _skill_state(rt: Runtime, e: dict[str, Any], at: Instant | None) -> None:
@@ -213,6 +214,10 @@ def untrusted_refusal(event: dict[str, Any]) -> str | None:
     if kind == "tool" and event.get("read_only") not in (None, False):
         return ("a model-facing writer cannot declare a tool read-only (only a read-only tool "
                 "is ever suggested to a model to run again): " + how)
+    if kind == "memory" and event.get("record_as_fact") not in (None, False):
+        return ("a model-facing writer cannot record a memory as a fact of the account (kernel "
+                "facts outlive an account purge: the application opts in, "
+                "docs/user-memories.md): leave out record_as_fact, or " + how)
     return None
 
 

@@ -60,6 +60,7 @@ from vigente.time import MAX_MICROS, Instant, TimeLike, current_instant
 if TYPE_CHECKING:
     from vigente.runtime.events import RuntimeImportReport
     from vigente.runtime.retention import GCReport, PurgeReport
+    from vigente.runtime.user_memory import UserMemoryExtraction, UserMemoryExtractor
 
 __all__ = ["DEFAULT_STALE_AFTER", "Runtime"]
 
@@ -522,7 +523,7 @@ class Runtime(RuntimeReads):
                       confidence_reason: str | None = None,
                       supersedes: Sequence[str] = (), conflicts_with: Sequence[str] = (),
                       privacy: str | None = None, visibility: str | None = None,
-                      writer: str | None = None,
+                      writer: str | None = None, record_as_fact: bool = False,
                       at: TimeLike | None = None) -> ToolMemory | UserMemory:
         """A memory derived from tool calls, artifacts or other memories (``kind="tool"``), or
         a user memory from the user's own messages (``kind="user"``, never from tool output).
@@ -533,8 +534,17 @@ class Runtime(RuntimeReads):
         value no source holds exactly are kept as ``asserted``, the claims of ``writer`` (who
         wrote it: a surface or agent name; default ``api``). Such a memory goes to a model
         labelled as the writer's assertion and never supersedes the extractor's memory of a
-        result (naming one in ``supersedes`` is refused, naming the key)."""
+        result (naming one in ``supersedes`` is refused, naming the key).
+
+        ``record_as_fact`` (user memories only; opt-in because an account purge cannot erase
+        kernel statements): each fact also becomes a kernel statement about the conversation's
+        account, in the same transaction (``runtime/user_memory.py``, docs/user-memories.md)."""
         _choice("memory kind", kind, ("tool", "user"))
+        if not isinstance(record_as_fact, bool):
+            raise InvalidInput(f"record_as_fact must be true or false, got {record_as_fact!r}")
+        if record_as_fact and kind != "user":
+            raise InvalidInput('record_as_fact is for user memories (kind "user"): a tool '
+                               "memory's facts stay in its conversation")
         sources = _names("sources", sources)
         supersedes = _names("supersedes", supersedes)
         conflicts_with = _names("conflicts_with", conflicts_with)
@@ -554,6 +564,15 @@ class Runtime(RuntimeReads):
                        for m in (*supersedes, *conflicts_with)]
             del earlier
             k = self._known(conversation, at)
+            as_facts = None
+            if record_as_fact and facts:
+                from vigente.runtime.user_memory import fact_statements, fact_time
+
+                (home,) = self.store.runtime_conversations(ids=[conversation])
+                k = fact_time(self.store, home.account, list(facts), k, stamped=at is None)
+                as_facts = fact_statements(
+                    home.account, facts, known_at=k,
+                    valid_from=k if observed_at is None else self.instant(observed_at))
             owner = next((r for r in resolved if r.participant_id is not None), resolved[0])
             links = [Link(conversation, f"{memory}>supersedes>{m}", k, "supersedes", memory, m)
                      for m in supersedes]
@@ -583,6 +602,10 @@ class Runtime(RuntimeReads):
                                          confidence_reason, (*supersedes, *implicit),
                                          conflicts_with, privacy, visibility)
                 node = dataclasses.replace(node, writer=writer or "api", asserted=asserted)
+            if as_facts is not None:  # refused by the kernel: nothing of the memory is written
+                from vigente.runtime.user_memory import write_facts
+
+                write_facts(self.store, memory, as_facts)
             self._append(node, *links)
         return node
 
@@ -849,6 +872,17 @@ class Runtime(RuntimeReads):
         return import_openai(self, path, conversation=conversation, account=account,
                              trial=trial, model=model,
                              at=None if at is None else self.instant(at))
+
+    def extract_user_memories(self, conversation: str, *,
+                              extractor: UserMemoryExtractor | None = None,
+                              record_as_fact: bool = False) -> UserMemoryExtraction:
+        """Record the user memories ``extractor`` (default: the rule-based English one) finds
+        in the conversation's user messages, in one transaction; a key already held with the
+        same value is not recorded again (``runtime/user_memory.py``)."""
+        from vigente.runtime.user_memory import extract_user_memories
+
+        return extract_user_memories(self, conversation, extractor=extractor,
+                                     record_as_fact=record_as_fact)
 
     def purge_account(self, account: str, *, dry_run: bool = False) -> PurgeReport:
         """Delete an account's conversations and everything derived from them."""
