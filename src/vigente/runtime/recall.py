@@ -303,11 +303,12 @@ class Recall:
         else:
             conversations = sorted(c.id for c in self.reads.conversations(account))
             scope = {"account": account}
+        chain: list[tuple[str, int | None]] = []
         if branch is not None:
             scope |= {"branch": branch, "participant": participant}
             assert conversation is not None and participant is not None
+            # an unknown branch is refused here, before anything is searched
             chain = self.reads.ancestry(conversation, branch, known_at=k_at)
-            del chain  # an unknown branch is refused here, before anything is searched
         notes: list[str] = []
         embedder = self._embedder_for(mode)
         if mode == "auto" and embedder is None:
@@ -338,12 +339,12 @@ class Recall:
                 lists.append(("time", ranker.between(window)))
         person = _person(query, self.reads, conversations, k_at)
         fused = _fuse(lists, ranker, person)
-        hits = self._visible(fused, k, conversation, branch, participant, k_at)
+        hits = self._visible(fused, k, conversation, branch, participant, k_at, chain)
         return RecallResult(query, k_at, tuple(hits), tuple(notes), used, scope)
 
     def _visible(self, fused: list[tuple[RecallDoc, float, tuple[str, ...]]], k: int,
                  conversation: str | None, branch: str | None, participant: str | None,
-                 k_at: Instant) -> list[RecallHit]:
+                 k_at: Instant, chain: Sequence[tuple[str, int | None]]) -> list[RecallHit]:
         out: list[RecallHit] = []
         start = 0
         while len(out) < k and start < len(fused):
@@ -352,7 +353,7 @@ class Recall:
             if branch is not None:
                 assert conversation is not None and participant is not None
                 cands = self.reads.candidates(conversation, branch, participant,
-                                              known_at=k_at, since=1 << 62,
+                                              known_at=k_at, since=1 << 62, ancestry=chain,
                                               include=sorted({d.record_id for d, _, _ in chunk}))
                 seen = {c.node.seq for c in cands.records}
                 chunk = [c for c in chunk if c[0].seq in seen]
@@ -424,11 +425,12 @@ class _Ranker:
                     tf + K1 * (1 - B + B * length / avg))
         return self._keep(list(scores.items()))
 
-    def _lengths(self, keys: set[tuple[str, int]]) -> dict[tuple[str, int], float]:
+    def _load(self, keys: set[tuple[str, int]]) -> None:
+        """Read the indexed records of ``keys`` not read yet (one read)."""
         missing = [key for key in keys if key not in self.docs]
-        for d in self.store.runtime_recall_docs(sorted(missing)):
-            self.docs[(d.conversation_id, d.seq)] = d
-        return {key: float(self.docs[key].length) for key in keys if key in self.docs}
+        if missing:
+            for d in self.store.runtime_recall_docs(sorted(missing)):
+                self.docs[(d.conversation_id, d.seq)] = d
 
     def semantic(self, text: str, embedder: Embedder) -> list[tuple[str, int]]:
         import numpy as np
@@ -462,7 +464,7 @@ class _Ranker:
         found = self.lexical(window.event, [])
         if not found:
             return TimeWindow(None, None, window.phrase, window.text)
-        self._lengths(set(found[:1]))
+        self._load(set(found[:1]))
         at = self.docs[found[0]].known_micros
         if window.side == "before":
             return TimeWindow(None, at - 1, window.phrase, window.text, window.side, window.event)
@@ -478,7 +480,7 @@ def _fuse(lists: Sequence[tuple[str, list[tuple[str, int]]]], ranker: _Ranker,
         for rank, key in enumerate(ranked, start=1):
             scores[key] = scores.get(key, 0.0) + 1.0 / (RRF_K + rank)
             why.setdefault(key, []).append(f"{name}:{rank}")
-    ranker._lengths(set(scores))
+    ranker._load(set(scores))
     role, named = person
     out = []
     for key, score in scores.items():

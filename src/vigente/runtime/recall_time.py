@@ -156,12 +156,14 @@ def time_window(query: str, asked_at: Instant) -> TimeWindow | None:
     today = asked_at.datetime.astimezone(_dt.UTC).date()
     for mention in find_dates(query, partial=False):
         if mention.problem is None and mention.date is not None:
-            start, end = _days(mention.date, mention.date)
+            first, last = _days(mention.date, mention.date)
+            start: int | None = first
+            end: int | None = last
             before = query[:mention.start].rstrip().lower()
             if before.endswith("before"):
-                start, end = None, start - 1  # type: ignore[assignment]
+                start, end = None, first - 1
             elif before.endswith(("after", "since")):
-                start, end = end + 1, None  # type: ignore[assignment]
+                start, end = last + 1, None
             cue = _CUE_BEFORE.search(query[:mention.start])
             begin = mention.start if cue is None else cue.start()
             return TimeWindow(start, end, query[begin:mention.end],
@@ -174,8 +176,8 @@ def time_window(query: str, asked_at: Instant) -> TimeWindow | None:
         days = _window(match, today)
         if days is None:
             continue
-        start, end = _days(*days)
-        return TimeWindow(start, min(end, asked_at.micros), match.group(0),
+        first, last = _days(*days)
+        return TimeWindow(first, min(last, asked_at.micros), match.group(0),
                           _without(query, match.start(), match.end()))
     anchor = _ANCHOR.search(query)
     if anchor is not None:

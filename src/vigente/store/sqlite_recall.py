@@ -130,13 +130,12 @@ class SQLiteRecall:
             count, total = (int(found[0]), int(found[1])) if found else (0, 0)
             ordinals: dict[str, int] = {}
             for d in docs:
-                count, total = count + 1, total + d.length
                 inserted = self._conn.execute(INSERT_DOC, (
                     conversation_id, d.seq, d.record_id, d.kind, d.speaker, d.participant_id,
-                    d.known_micros, d.length, d.text, count, total)).rowcount
+                    d.known_micros, d.length, d.text, count + 1, total + d.length)).rowcount
                 if not inserted:  # indexed already
-                    count, total = count - 1, total - d.length
                     continue
+                count, total = count + 1, total + d.length
                 rows = []
                 for term, tf in d.terms.items():
                     if term not in ordinals:
