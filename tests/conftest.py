@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from vigente import Vigente
+from vigente.retrieval import MiniLMEmbedder
 
 pytest_plugins = ["tests.postgres_server"]
 
@@ -55,3 +56,11 @@ def sqlite_vg(tmp_path: Path) -> Iterator[Vigente]:
     store = Vigente.open(tmp_path / "vigente.db")
     yield store
     store.close()
+
+
+@pytest.fixture(scope="session")
+def minilm() -> MiniLMEmbedder:
+    """The real built-in embedding model, loaded once per test session."""
+    embedder = MiniLMEmbedder()
+    embedder.embed(["warm up"])
+    return embedder

@@ -32,14 +32,6 @@ DISTRACTORS = {
 }
 
 
-@pytest.fixture(scope="session")
-def minilm() -> MiniLMEmbedder:
-    """The real built-in model, loaded once per test session."""
-    embedder = MiniLMEmbedder()
-    embedder.embed(["warm up"])
-    return embedder
-
-
 def add(vg: Vigente, reference: str, text: str, valid_from: str, published: str,
         lineage: str = L, **kw: Any) -> Any:
     return vg.documents.add(

@@ -58,9 +58,22 @@ RECALL_MIGRATIONS: list[list[str]] = [
             PRIMARY KEY (conversation_id, model_id, seq)
         )""",
     ],
+    [  # a conversation's vector count and last seq per model, kept as vectors come and go
+        """CREATE TABLE runtime_recall_vector_marks (
+            conversation_id text COLLATE "C" NOT NULL,
+            model_id        text COLLATE "C" NOT NULL,
+            vectors         bigint NOT NULL,
+            last_seq        bigint NOT NULL,
+            PRIMARY KEY (conversation_id, model_id)
+        )""",
+        """INSERT INTO runtime_recall_vector_marks
+            SELECT conversation_id, model_id, count(*), max(seq) FROM runtime_recall_vectors
+            GROUP BY conversation_id, model_id""",
+    ],
 ]
 
-for _table in ("runtime_recall", "runtime_recall_terms", "runtime_recall_vectors"):
+for _table in ("runtime_recall", "runtime_recall_terms", "runtime_recall_vectors",
+               "runtime_recall_vector_marks"):
     if _table not in postgres_runtime.PURGE_TABLES:
         postgres_runtime.PURGE_TABLES.insert(0, _table)
     if _table not in postgres_runtime.COMPACT_TABLES:
@@ -97,10 +110,24 @@ SELECT_UNEMBEDDED = """SELECT d.seq, d.known_from, d.text FROM runtime_recall d
     WHERE d.conversation_id = %s AND d.seq > %s AND NOT EXISTS (
         SELECT 1 FROM runtime_recall_vectors v WHERE v.conversation_id = d.conversation_id
         AND v.model_id = %s AND v.seq = d.seq) ORDER BY d.seq LIMIT %s"""
-INSERT_VECTOR = """INSERT INTO runtime_recall_vectors (conversation_id, model_id, seq,
-    known_from, vector) VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING"""
-SELECT_VECTOR_MARK = """SELECT count(*), coalesce(max(seq), 0) FROM runtime_recall_vectors
+# the vectors, and the mark moved by those that were new (one statement)
+INSERT_VECTORS = """WITH added AS (
+        INSERT INTO runtime_recall_vectors (conversation_id, model_id, seq, known_from, vector)
+        SELECT %s, %s, v.seq, v.known, v.vector
+        FROM unnest(%s::bigint[], %s::bigint[], %s::bytea[]) AS v (seq, known, vector)
+        ON CONFLICT DO NOTHING RETURNING conversation_id, model_id, seq)
+    INSERT INTO runtime_recall_vector_marks
+    SELECT conversation_id, model_id, count(*), max(seq) FROM added
+    GROUP BY conversation_id, model_id
+    ON CONFLICT (conversation_id, model_id) DO UPDATE
+    SET vectors = runtime_recall_vector_marks.vectors + excluded.vectors,
+        last_seq = greatest(runtime_recall_vector_marks.last_seq, excluded.last_seq)"""
+SELECT_VECTOR_MARK = """SELECT vectors, last_seq FROM runtime_recall_vector_marks
     WHERE conversation_id = %s AND model_id = %s"""
+DELETE_MARKS = "DELETE FROM runtime_recall_vector_marks WHERE conversation_id = %s"
+COUNT_MARKS = """INSERT INTO runtime_recall_vector_marks
+    SELECT conversation_id, model_id, count(*), max(seq) FROM runtime_recall_vectors
+    WHERE conversation_id = %s GROUP BY conversation_id, model_id"""
 SELECT_VECTORS = """SELECT seq, known_from, vector FROM runtime_recall_vectors
     WHERE conversation_id = %s AND model_id = %s ORDER BY seq"""
 
@@ -195,13 +222,14 @@ class PostgresRecall:
     def append_runtime_recall_vectors(self, conversation_id: str, model_id: str,
                                       rows: Sequence[tuple[int, int, bytes]]) -> None:
         if rows:
-            self._execute_many(INSERT_VECTOR, [(conversation_id, model_id, seq, known, v)
-                                               for seq, known, v in rows])
+            self._execute(INSERT_VECTORS, (
+                conversation_id, model_id, [r[0] for r in rows], [r[1] for r in rows],
+                [r[2] for r in rows]))
 
     def runtime_recall_vector_mark(self, conversation_id: str, model_id: str
                                    ) -> tuple[int, int]:
-        ((count, last),) = self._read(SELECT_VECTOR_MARK, (conversation_id, model_id))
-        return int(count), int(last)
+        found = self._read(SELECT_VECTOR_MARK, (conversation_id, model_id))
+        return (int(found[0][0]), int(found[0][1])) if found else (0, 0)
 
     def runtime_recall_vectors(self, conversation_id: str, model_id: str
                                ) -> list[tuple[int, int, bytes]]:
@@ -214,4 +242,7 @@ class PostgresRecall:
             count += int(self._fetch(  # names from a fixed list
                 f"WITH d AS (DELETE FROM {table} WHERE conversation_id = %s AND seq = ANY(%s) "
                 "RETURNING 1) SELECT count(*) FROM d", (conversation_id, list(seqs)))[0][0])
+        if seqs:  # the marks are counted again from the vectors left
+            self._execute(DELETE_MARKS, (conversation_id,))
+            self._execute(COUNT_MARKS, (conversation_id,))
         return count

@@ -62,9 +62,22 @@ RECALL_MIGRATIONS: list[list[str]] = [
             PRIMARY KEY (conversation_id, model_id, seq)
         ) WITHOUT ROWID""",
     ],
+    [  # a conversation's vector count and last seq per model, kept as vectors come and go
+        """CREATE TABLE runtime_recall_vector_marks (
+            conversation_id TEXT NOT NULL,
+            model_id        TEXT NOT NULL,
+            vectors         INTEGER NOT NULL,
+            last_seq        INTEGER NOT NULL,
+            PRIMARY KEY (conversation_id, model_id)
+        ) WITHOUT ROWID""",
+        """INSERT INTO runtime_recall_vector_marks
+            SELECT conversation_id, model_id, count(*), max(seq) FROM runtime_recall_vectors
+            GROUP BY conversation_id, model_id""",
+    ],
 ]
 
-for _table in ("runtime_recall", "runtime_recall_terms", "runtime_recall_vectors"):
+for _table in ("runtime_recall", "runtime_recall_terms", "runtime_recall_vectors",
+               "runtime_recall_vector_marks"):
     if _table not in sqlite_runtime.PURGE_TABLES:
         sqlite_runtime.PURGE_TABLES.insert(0, _table)
 
@@ -96,8 +109,15 @@ SELECT_UNEMBEDDED = """SELECT d.seq, d.known_from, d.text FROM runtime_recall d
         AND v.model_id = ? AND v.seq = d.seq) ORDER BY d.seq LIMIT ?"""
 INSERT_VECTOR = """INSERT OR IGNORE INTO runtime_recall_vectors (conversation_id, model_id, seq,
     known_from, vector) VALUES (?, ?, ?, ?, ?)"""
-SELECT_VECTOR_MARK = """SELECT count(*), coalesce(max(seq), 0) FROM runtime_recall_vectors
+SELECT_VECTOR_MARK = """SELECT vectors, last_seq FROM runtime_recall_vector_marks
     WHERE conversation_id = ? AND model_id = ?"""
+ADD_TO_MARK = """INSERT INTO runtime_recall_vector_marks VALUES (?, ?, ?, ?)
+    ON CONFLICT (conversation_id, model_id) DO UPDATE SET vectors = vectors + excluded.vectors,
+    last_seq = max(last_seq, excluded.last_seq)"""
+DELETE_MARKS = "DELETE FROM runtime_recall_vector_marks WHERE conversation_id = ?"
+COUNT_MARKS = """INSERT INTO runtime_recall_vector_marks
+    SELECT conversation_id, model_id, count(*), max(seq) FROM runtime_recall_vectors
+    WHERE conversation_id = ? GROUP BY conversation_id, model_id"""
 SELECT_VECTORS = """SELECT seq, known_from, vector FROM runtime_recall_vectors
     WHERE conversation_id = ? AND model_id = ? ORDER BY seq"""
 
@@ -206,14 +226,21 @@ class SQLiteRecall:
 
     def append_runtime_recall_vectors(self, conversation_id: str, model_id: str,
                                       rows: Sequence[tuple[int, int, bytes]]) -> None:
+        if not rows:
+            return
         with self._lock:
+            before = self._conn.total_changes
             self._conn.executemany(INSERT_VECTOR, [(conversation_id, model_id, seq, known, v)
                                                    for seq, known, v in rows])
+            added = self._conn.total_changes - before
+            if added:
+                self._conn.execute(ADD_TO_MARK, (conversation_id, model_id, added,
+                                                 max(seq for seq, _, _ in rows)))
 
     def runtime_recall_vector_mark(self, conversation_id: str, model_id: str
                                    ) -> tuple[int, int]:
-        ((count, last),) = self._recall_select(SELECT_VECTOR_MARK, (conversation_id, model_id))
-        return int(count), int(last)
+        found = self._recall_select(SELECT_VECTOR_MARK, (conversation_id, model_id))
+        return (int(found[0][0]), int(found[0][1])) if found else (0, 0)
 
     def runtime_recall_vectors(self, conversation_id: str, model_id: str
                                ) -> list[tuple[int, int, bytes]]:
@@ -230,4 +257,7 @@ class SQLiteRecall:
                     count += self._conn.execute(
                         f"DELETE FROM {table} WHERE conversation_id = ? "
                         f"AND seq IN {_in(len(chunk))}", [conversation_id, *chunk]).rowcount
+            if seqs:  # the marks are counted again from the vectors left
+                self._conn.execute(DELETE_MARKS, (conversation_id,))
+                self._conn.execute(COUNT_MARKS, (conversation_id,))
         return count
