@@ -165,3 +165,13 @@ def test_a_store_from_before_the_marks_fills_them_from_its_vectors(
         assert refs(again)[0] == "u3"
     finally:
         vg.close()
+
+
+def test_a_recall_by_meaning_inside_a_transaction_sees_its_writes(
+        vg: Vigente, minilm: MiniLMEmbedder) -> None:
+    """The ranking by meaning runs on a thread of its own; inside the caller's transaction it
+    must neither wait on that transaction nor miss what the transaction wrote."""
+    with vg.store.transaction():
+        _import(vg, _log())
+        found = vg.runtime.recall(QUERY, conversation="c1", mode="hybrid", embedder=minilm)
+    assert "u3" in refs(found)[:2]

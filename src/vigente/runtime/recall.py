@@ -31,7 +31,7 @@ import math
 import threading
 import weakref
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
@@ -324,11 +324,18 @@ class Recall:
         text = window.text if window is not None and window.text.strip() else query
         ranker = _Ranker(self.store, conversations, k_at.micros, exclude_seqs=(
             {(conversation, s) for s in exclude} if conversation is not None else set()))
+        # the ranking by meaning runs beside the one by words (the model and numpy release
+        # the GIL) on vectors read here: the thread never touches the store, so a recall
+        # inside the caller's transaction cannot wait on itself
+        meaning = None
+        if embedder is not None:
+            matrices = [(c, _matrix(self.store, c, embedder.model_id)) for c in conversations]
+            meaning = _Background(ranker.semantic, text, embedder, matrices)
         lists: list[tuple[str, list[tuple[str, int]]]] = []
         if mode != "semantic":
             lists.append(("words", ranker.lexical(text, notes)))
-        if embedder is not None:
-            lists.append(("meaning", ranker.semantic(text, embedder)))
+        if meaning is not None:
+            lists.append(("meaning", meaning.result()))
         if window is not None:
             if window.event is not None:
                 window = ranker.anchor(window)
@@ -432,13 +439,15 @@ class _Ranker:
             for d in self.store.runtime_recall_docs(sorted(missing)):
                 self.docs[(d.conversation_id, d.seq)] = d
 
-    def semantic(self, text: str, embedder: Embedder) -> list[tuple[str, int]]:
+    def semantic(self, text: str, embedder: Embedder,
+                 matrices: Sequence[tuple[str, _Vectors]]) -> list[tuple[str, int]]:
+        """The records nearest to ``text`` by the vectors of ``matrices`` (conversation,
+        its vectors of ``embedder``'s model)."""
         import numpy as np
 
         q = np.ascontiguousarray(embedder.embed([text])[0], dtype=np.float32)
         ranked: list[tuple[tuple[str, int], float]] = []
-        for cid in self.conversations:
-            m = _matrix(self.store, cid, embedder.model_id)
+        for cid, m in matrices:
             if not len(m.seqs):
                 continue
             scores = np.einsum("ij,j->i", m.rows, q)  # every row, then the later ones go
@@ -496,6 +505,29 @@ def _fuse(lists: Sequence[tuple[str, list[tuple[str, int]]]], ranker: _Ranker,
         out.append((d, score, tuple(why[key])))
     out.sort(key=lambda x: (-x[1], -x[0].known_micros, x[0].conversation_id, x[0].seq))
     return out
+
+
+class _Background:
+    """``function(*args)`` run on a thread of its own; :meth:`result` waits for it and returns
+    its value or raises its exception."""
+
+    def __init__(self, function: Callable[..., Any], *args: Any) -> None:
+        self._value: Any = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(function, args), daemon=True)
+        self._thread.start()
+
+    def _run(self, function: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        try:
+            self._value = function(*args)
+        except BaseException as exc:  # handed to the caller by result()
+            self._error = exc
+
+    def result(self) -> Any:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value
 
 
 def _matrix(store: Store, conversation: str, model_id: str) -> _Vectors:
