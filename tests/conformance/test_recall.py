@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import uuid
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -184,3 +185,50 @@ def test_an_answer_at_k_never_changes(vg: Vigente, messages: list[tuple[list[str
                               mode="lexical").as_dict()
     assert again == first
     assert all(h["at"] <= first["known_at"] for h in first["hits"])
+
+
+@settings(max_examples=20, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.integers(0, 2), st.lists(words, min_size=1, max_size=6)),
+                min_size=1, max_size=16), st.lists(words, min_size=1, max_size=4),
+       st.integers(0, 16))
+def test_words_rank_by_bm25_over_an_account(vg: Vigente, messages: list[tuple[int, list[str]]],
+                                            query: list[str], cut: int) -> None:
+    """Ranked by words, an account's records come in the order of Okapi BM25 (k1 1.2, b 0.75)
+    over the records known at K, every conversation's together, ties by conversation and
+    position: computed here from the texts alone."""
+    import math
+
+    from vigente.runtime.recall import _terms
+
+    account = f"bm25-{uuid.uuid4().hex}"  # one store for every example
+    events: list[dict[str, Any]] = []
+    for c in range(3):
+        events += [dict(event="conversation", id=f"{account}-{c}", account=account, at=at(0)),
+                   dict(event="participant", id="p", model="m", conversation=f"{account}-{c}"),
+                   dict(event="branch", id="main", conversation=f"{account}-{c}")]
+    docs: list[tuple[str, int, str, Counter[str]]] = []  # conversation, day, id, terms
+    for n, (c, text) in enumerate(messages):
+        events.append(dict(event="message", id=f"m{n}", branch="main", role="assistant",
+                           content=" ".join(text), conversation=f"{account}-{c}", at=at(n + 1)))
+        docs.append((f"{account}-{c}", n + 1, f"m{n}", _terms(" ".join(text))))
+    _import(vg, events)
+    known = [d for d in docs if d[1] <= cut]
+    q = list(dict.fromkeys(_terms(" ".join(query))))
+    avg = sum(sum(t.values()) for *_, t in known) / max(len(known), 1)
+    expected: list[tuple[float, str, int, str]] = []
+    for conversation, day, ref, terms in known:
+        score = 0.0
+        for term in q:
+            df = sum(1 for *_, t in known if term in t)
+            if terms[term]:
+                idf = math.log(1 + (len(known) - df + 0.5) / (df + 0.5))
+                tf, length = terms[term], sum(terms.values())
+                score += idf * tf * 2.2 / (tf + 1.2 * (1 - 0.75 + 0.75 * length / avg))
+        if score > 0:
+            expected.append((-score, conversation, day, ref))
+    expected.sort()
+    got = vg.runtime.recall(" ".join(query), account=account, known_at=at(cut + 0.5),
+                            mode="lexical", k=20)
+    assert refs(got) == [ref for *_, ref in expected]
+    assert [h.conversation for h in got.hits] == [c for _, c, _, _ in expected]

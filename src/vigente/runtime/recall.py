@@ -421,16 +421,34 @@ class _Ranker:
         used = [t for t in terms if 0 < df[t] <= MAX_POSTINGS]
         postings = self.store.runtime_recall_postings(self.conversations, used, self.known,
                                                       MAX_TERM_POSTINGS)
-        by_term: dict[str, list[tuple[str, int, int, int]]] = {}
-        for cid, seq, term, tf, length in postings:
-            by_term.setdefault(term, []).append((cid, seq, tf, length))
-        scores: dict[tuple[str, int], float] = {}
-        for term in used:  # in the query's order: the same sums in the same order every time
+        if not postings:
+            return []
+        import numpy as np
+
+        # scored as arrays, term by term in the query's order: each record's sum is added up
+        # in the same order, with the same operations, every time
+        cids = sorted({p[0] for p in postings})
+        cid_at = {cid: i for i, cid in enumerate(cids)}
+        term_at = {term: i for i, term in enumerate(used)}
+        rows = np.array([(cid_at[cid], seq, term_at[term], tf, length)
+                         for cid, seq, term, tf, length in postings], dtype=np.int64)
+        width = int(rows[:, 1].max()).bit_length()  # (conversation, seq) as one integer
+        keys, slot = np.unique(rows[:, 0] << width | rows[:, 1], return_inverse=True)
+        scores = np.zeros(len(keys), dtype=np.float64)
+        for t, term in enumerate(used):
+            mine = rows[:, 2] == t
+            tf, length = rows[mine, 3].astype(np.float64), rows[mine, 4].astype(np.float64)
             idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
-            for cid, seq, tf, length in sorted(by_term.get(term, ())):
-                scores[(cid, seq)] = scores.get((cid, seq), 0.0) + idf * tf * (K1 + 1) / (
-                    tf + K1 * (1 - B + B * length / avg))
-        return self._keep(list(scores.items()))
+            scores[slot[mine]] += idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / avg))
+        conversation, seq = keys >> width, keys & ((1 << width) - 1)
+        best: list[tuple[str, int]] = []
+        for i in np.lexsort((seq, conversation, -scores)):  # best first, then (conversation, seq)
+            key = (cids[conversation[i]], int(seq[i]))
+            if key not in self.exclude:
+                best.append(key)
+                if len(best) == POOL:
+                    break
+        return best
 
     def _load(self, keys: set[tuple[str, int]]) -> None:
         """Read the indexed records of ``keys`` not read yet (one read)."""
