@@ -16,7 +16,8 @@ from vigente.bench import MODULES
 def _run(tmp_path: Path, *options: str) -> dict[str, Any]:
     proc = subprocess.run(
         [sys.executable, "-m", "vigente.bench", "serve", "--clients", "3",
-         "--contention-events", "3", *options, "--json"],
+         "--contention-events", "3", "--throughput-clients", "4", "--throughput-seconds", "0.5",
+         *options, "--json"],
         capture_output=True,
         text=True,
         timeout=900,
@@ -45,6 +46,15 @@ def _check(figures: dict[str, Any], requests: int) -> None:
     assert contention["false_refusals"] == 0 and contention["errors"] == 0, contention
     assert contention["lost_writes"] == 0 and contention["knowledge_in_order"] is True
     assert figures["latency"]["p99_ms"] >= figures["latency"]["p50_ms"] > 0
+    # the throughput phase: each operation alone, over HTTP and in process
+    assert figures["throughput_clients"] == 4
+    for op in ("ask", "search", "event", "assemble"):
+        assert figures[f"serve_{op}_errors"] == 0, figures[f"serve_{op}_error_samples"]
+        assert figures[f"serve_{op}_rps"] > 0 and figures[f"inprocess_{op}_rps"] > 0
+        assert figures[f"serve_{op}_p99_ms"] >= figures[f"serve_{op}_p50_ms"] > 0
+        assert figures[f"serve_{op}_vs_inprocess"] > 0
+    assert figures["serve_event_acknowledged"] > 0
+    assert figures["serve_event_unread"] == 0, figures["serve_event_unread_samples"]
 
 
 def test_serve_benchmark_on_sqlite(tmp_path: Path) -> None:
@@ -52,6 +62,15 @@ def test_serve_benchmark_on_sqlite(tmp_path: Path) -> None:
     figures = _run(tmp_path, "--requests", "80")
     assert figures["backend"] == "sqlite" and figures["clients"] == 3
     _check(figures, 80)
+
+
+def test_serve_benchmark_with_two_worker_processes(tmp_path: Path) -> None:
+    """``vigente serve --workers 2`` on SQLite: two processes, each with its own connection to a
+    tenant's file, and still no error, no lost write and no false refusal of writers racing
+    for one conversation from both processes."""
+    figures = _run(tmp_path, "--requests", "60", "--workers", "2")
+    assert figures["workers"] == 2
+    _check(figures, 60)
 
 
 def test_serve_benchmark_on_postgres(tmp_path: Path, postgres_server: Any) -> None:
@@ -63,8 +82,11 @@ def test_serve_benchmark_on_postgres(tmp_path: Path, postgres_server: Any) -> No
         "postgres",
         "--postgres-url",
         postgres_server.get_uri(),
+        "--workers",
+        "2",
     )
     assert figures["backend"] == "postgres" and "postgresql" in figures["machine"]
+    assert figures["workers"] == 2
     _check(figures, 60)
 
 

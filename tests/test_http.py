@@ -789,12 +789,14 @@ def test_the_public_exports() -> None:
 
     assert sorted(vigente.http.__all__) == [
         "ApiKey",
+        "CONFIG_VARIABLE",
         "Caller",
         "ErrorBody",
         "NewKey",
         "ServiceConfig",
         "Tenant",
         "TenantRegistry",
+        "app_from_environment",
         "create_app",
     ]
     assert sorted(vigente.mcp_server.__all__) == [

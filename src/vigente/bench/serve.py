@@ -43,7 +43,9 @@ from rich.console import Console
 from rich.table import Table
 
 from vigente.bench._backends import BACKENDS, PostgresBackend
+from vigente.bench._throughput import OPERATIONS, measure_throughput, seed_throughput
 from vigente.bench._util import machine, percentile, rate
+from vigente.store.tenancy import TenantStores
 
 __all__ = ["BENCHMARK", "ServeBenchmark"]
 
@@ -74,7 +76,7 @@ def _now() -> str:
 class _Server:
     """``vigente serve`` on loopback in a subprocess, until :meth:`stop`."""
 
-    def __init__(self, root: str, admin_key: str, log_path: Path) -> None:
+    def __init__(self, root: str, admin_key: str, log_path: Path, workers: int = 1) -> None:
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self._log = log_path.open("wb")
@@ -92,6 +94,7 @@ class _Server:
             "--burst",
             "1000000",
             "--no-mcp",
+            *(["--workers", str(workers)] if workers > 1 else []),
         ]
         env = {**os.environ, "VIGENTE_ADMIN_KEY": admin_key}
         self._proc = subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT, env=env)
@@ -424,6 +427,22 @@ def _seed(c: httpx.Client, clients: int) -> None:
     _ok(c.post("/v1/runtime/events", json={"events": events}))
 
 
+def _wait_for_model(c: httpx.Client) -> None:
+    """Until every worker has loaded the embedding model (a ``semantic`` search answers 503
+    ``model_loading`` before), so that the throughput phase measures requests, not the load."""
+    deadline = time.monotonic() + 300
+    ready = 0
+    while ready < 20 and time.monotonic() < deadline:  # 20 in a row: every worker is ready
+        response = c.post("/v1/search", json={"query": "limit", "mode": "semantic", "k": 1,
+                                              "valid_at": "2026-06-01"},
+                          headers={"Connection": "close"})  # a new connection: any worker
+        if response.status_code == 503:
+            ready = 0
+            time.sleep(0.5)
+        else:
+            ready += 1
+
+
 def _answer(evidence: dict[str, Any]) -> dict[str, Any]:
     """What an answer at ``k0`` decides: its status, values, statement and admitted versions
     (the rest of the evidence also describes what became known later, such as the versions
@@ -541,10 +560,22 @@ class ServeBenchmark:
         parser.add_argument(
             "--contention-events", type=int, default=20,
             help="events each of them posts (default 20)")
+        parser.add_argument(
+            "--workers", type=int, default=1,
+            help="server processes (vigente serve --workers; default 1)")
+        parser.add_argument(
+            "--throughput-clients", type=int, default=16,
+            help="connections of the throughput phase, one operation at a time (default 16)")
+        parser.add_argument(
+            "--throughput-seconds", type=float, default=10.0,
+            help="seconds of load per operation in the throughput phase (default 10; 0: skip)")
 
     def run(self, args: argparse.Namespace, log: Console) -> dict[str, Any]:
         if args.requests < 1 or args.clients < 1:
             raise SystemExit("Error: --requests and --clients must be at least 1")
+        if args.workers < 1 or args.throughput_clients < 1 or args.throughput_seconds < 0:
+            raise SystemExit("Error: --workers and --throughput-clients must be at least 1, "
+                             "--throughput-seconds at least 0")
         folder = Path(tempfile.mkdtemp(prefix="vigente-bench-serve-"))
         backend = None
         server = None
@@ -558,7 +589,7 @@ class ServeBenchmark:
                 described = {}
             admin_key = secrets.token_urlsafe(32)
             log.print(f"starting vigente serve on {args.backend}")
-            server = _Server(root, admin_key, folder / "server.log")
+            server = _Server(root, admin_key, folder / "server.log", args.workers)
             admin = {"Authorization": f"Bearer {admin_key}"}
             with httpx.Client(base_url=server.url, timeout=120) as c:
                 _ok(c.post("/v1/admin/tenants", json={"name": "load"}, headers=admin))
@@ -570,6 +601,7 @@ class ServeBenchmark:
                     f"{args.clients} conversations"
                 )
                 _seed(c, args.clients)
+                seed_throughput(c, args.throughput_clients)
                 first = _ok(
                     c.post(
                         "/v1/assemble",
@@ -593,6 +625,12 @@ class ServeBenchmark:
                               f"{args.contention_events} events on one conversation")
                     contention = _contention(c, server.url, auth, args.contention_clients,
                                              args.contention_events)
+                throughput: dict[str, Any] = {}
+                if args.throughput_seconds > 0:
+                    _wait_for_model(c)
+                    throughput = measure_throughput(
+                        c, server.url, key, TenantStores(root).tenant_url("load"),
+                        args.throughput_clients, args.throughput_seconds, log.print)
         finally:
             if server is not None:
                 server.stop()
@@ -622,6 +660,8 @@ class ServeBenchmark:
             "history_invariant": invariant,
             "history_invariant_holds": all(invariant.values()),
             "contention": contention,
+            "workers": args.workers,
+            **throughput,
             "machine": {**machine(), **described},
         }
 
@@ -678,6 +718,20 @@ class ServeBenchmark:
             )
             for sample in con["error_samples"]:
                 console.print(f"  contention error: {sample}", markup=False)
+        if "throughput_clients" in figures:
+            table = Table(title=f"one operation at a time: {figures['throughput_clients']} "
+                          f"connections, {figures['throughput_seconds']:g} s each, "
+                          f"{figures['workers']} server process(es)")
+            for column in ("operation", "requests/s", "p50 ms", "p99 ms", "errors",
+                           "in process /s", "HTTP / in process"):
+                table.add_column(column, justify="right")
+            for op in OPERATIONS:
+                table.add_row(op, *(str(figures[f"{prefix}_{op}_{name}"]) for prefix, name in (
+                    ("serve", "rps"), ("serve", "p50_ms"), ("serve", "p99_ms"),
+                    ("serve", "errors"), ("inprocess", "rps"), ("serve", "vs_inprocess"))))
+            console.print(table)
+            console.print(f"event writes acknowledged {figures['serve_event_acknowledged']}, "
+                          f"not read back {figures['serve_event_unread']}", markup=False)
 
 
 BENCHMARK = ServeBenchmark()

@@ -86,6 +86,14 @@ def _admin_key(path: Path | None) -> str | None:
     help="Largest request body accepted.",
 )
 @click.option("--no-mcp", is_flag=True, help="Do not mount the MCP endpoint at /mcp.")
+@click.option(
+    "--workers",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 64),
+    help="Server processes sharing the port (about one per core). Each opens its own "
+    "connections and loads its own embedding model; the rate limit is per process.",
+)
 @click.pass_context
 def serve(
     ctx: click.Context,
@@ -97,13 +105,14 @@ def serve(
     burst: int,
     max_body_bytes: int,
     no_mcp: bool,
+    workers: int,
 ) -> None:
     """Serve the HTTP API (its OpenAPI document at /openapi.json), MCP at /mcp and the web
     inspector at /."""
     _need_serve_extra()
     import uvicorn
 
-    from vigente.http import ServiceConfig, create_app
+    from vigente.http import CONFIG_VARIABLE, ServiceConfig, TenantRegistry, create_app
 
     data = (
         root or ctx.ensure_object(dict).get("db") or os.environ.get("VIGENTE_DATA") or DEFAULT_DATA
@@ -115,22 +124,29 @@ def serve(
             "keys cannot be created",
             err=True,
         )
-    app = create_app(
-        ServiceConfig(
-            data,
-            admin_key=key,
-            rate=rate,
-            burst=burst,
-            max_body_bytes=max_body_bytes,
-            mcp=not no_mcp,
-            host=host,
-            preload_model=True,
-        )
+    config = ServiceConfig(
+        data,
+        admin_key=key,
+        rate=rate,
+        burst=burst,
+        max_body_bytes=max_body_bytes,
+        mcp=not no_mcp,
+        host=host,
+        preload_model=True,
     )
     # vigente's access log names each route's template, never the ids in its path (which a
     # purge must be able to erase): uvicorn's own, which prints raw paths, is off.
-    uvicorn.run(app, host=host, port=port, log_level="info", access_log=False,
-                log_config=_log_config())
+    settings: dict[str, Any] = {"host": host, "port": port, "log_level": "info",
+                                "access_log": False, "log_config": _log_config()}
+    if workers == 1:
+        uvicorn.run(create_app(config), **settings)
+        return
+    # Worker processes import the application by name, so the configuration travels in the
+    # environment. Create the registry (and migrate it) once here, not in N racing workers.
+    TenantRegistry(config.root, admin_key=config.admin_key).close()
+    os.environ[CONFIG_VARIABLE] = config.to_environment()
+    uvicorn.run("vigente.http:app_from_environment", factory=True, workers=workers,
+                **settings)
 
 
 def _log_config() -> dict[str, Any]:

@@ -7,11 +7,12 @@ the store of the tenant its API key belongs to, so no endpoint can reach another
 
 from __future__ import annotations
 
-from vigente.http._app import ServiceConfig, create_app
+from vigente.http._app import CONFIG_VARIABLE, ServiceConfig, app_from_environment, create_app
 from vigente.http._errors import ErrorBody
 from vigente.http.tenants import ApiKey, Caller, NewKey, Tenant, TenantRegistry
 
 __all__ = [
+    "CONFIG_VARIABLE",
     "ApiKey",
     "Caller",
     "ErrorBody",
@@ -19,5 +20,6 @@ __all__ = [
     "ServiceConfig",
     "Tenant",
     "TenantRegistry",
+    "app_from_environment",
     "create_app",
 ]

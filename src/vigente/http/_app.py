@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,11 @@ from vigente.http._errors import ApiError, UnknownQueryParameters, install_error
 from vigente.http._limits import BodySizeLimit, RateLimiter
 from vigente.http.tenants import TenantRegistry
 
-__all__ = ["ServiceConfig", "create_app"]
+__all__ = ["CONFIG_VARIABLE", "ServiceConfig", "app_from_environment", "create_app"]
+
+#: The environment variable through which ``vigente serve --workers N`` hands its configuration
+#: (JSON) to the worker processes, each of which builds its own application from it.
+CONFIG_VARIABLE = "VIGENTE_SERVE_CONFIG"
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,8 +48,25 @@ class ServiceConfig:
     #: request pays for it; ``vigente serve`` turns it on
     preload_model: bool = False
 
+    def to_environment(self) -> str:
+        """This configuration as the JSON that :func:`app_from_environment` reads."""
+        return json.dumps({**asdict(self), "root": str(self.root)})
 
-def known_query(request: Request) -> None:
+
+def app_from_environment() -> FastAPI:
+    """The application a worker process of ``vigente serve --workers N`` serves: built from the
+    configuration in ``$VIGENTE_SERVE_CONFIG`` (uvicorn imports this factory in each worker)."""
+    try:
+        config = ServiceConfig(**json.loads(os.environ[CONFIG_VARIABLE]))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise RuntimeError(
+            f"${CONFIG_VARIABLE} does not hold a service configuration ({exc}): start the "
+            "workers with `vigente serve --workers N`"
+        ) from None
+    return create_app(config)
+
+
+async def known_query(request: Request) -> None:
     """Refuse query parameters the endpoint does not take (a misspelt ``?stale=true`` would
     otherwise be ignored without a word) and NUL in parameters."""
     values = [*request.query_params.values(), *request.path_params.values()]

@@ -1,0 +1,94 @@
+"""``vigente serve --workers 2``: two server processes on one port, on SQLite and PostgreSQL.
+
+What a client must not be able to tell: which process answered. A fact recorded through one
+connection is read back on new connections (which the kernel hands to either process), and a
+key revoked through one is refused on every new connection from then on.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.http_server import service_root
+from vigente.bench.serve import _Server
+
+NEW_CONNECTIONS = 12
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (Linux /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def root(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    return service_root(request, tmp_path)
+
+
+def test_two_worker_processes_answer_as_one(root: str, tmp_path: Path) -> None:
+    admin_key = secrets.token_urlsafe(32)
+    server = _Server(root, admin_key, tmp_path / "server.log", workers=2)
+    try:
+        workers = _children(server._proc.pid)
+        # uvicorn's supervisor, with its two workers (and the multiprocessing helper, if any)
+        assert len(workers) >= 2, server.log()[-2000:]
+        admin = {"Authorization": f"Bearer {admin_key}"}
+        with httpx.Client(base_url=server.url, timeout=60) as c:
+            assert c.post("/v1/admin/tenants", json={"name": "acme"},
+                          headers=admin).status_code == 201
+            created = c.post("/v1/admin/tenants/acme/keys", json={}, headers=admin).json()
+            key = {"Authorization": f"Bearer {created['key']}"}
+            recorded = c.post("/v1/statements", headers=key, json={"statements": [
+                {"op": "record", "lineage": "limits/upload", "value": 25, "source": "circular",
+                 "valid_from": "2026-01-01"}]})
+            assert recorded.status_code == 200, recorded.text
+            revoked_id = created["key_id"]
+        # new connections each time: either process may answer
+        for _ in range(NEW_CONNECTIONS):
+            with httpx.Client(base_url=server.url, timeout=60, headers=key) as fresh:
+                answer = fresh.post("/v1/ask", json={"lineage": "limits/upload",
+                                                     "valid_at": "2026-06-01"})
+                assert answer.status_code == 200 and answer.json()["values"] == [25]
+        with httpx.Client(base_url=server.url, timeout=60) as c:
+            assert c.delete(f"/v1/admin/keys/{revoked_id}", headers=admin).status_code == 200
+        for _ in range(NEW_CONNECTIONS):
+            with httpx.Client(base_url=server.url, timeout=60, headers=key) as fresh:
+                refused = fresh.post("/v1/ask", json={"lineage": "limits/upload",
+                                                      "valid_at": "2026-06-01"})
+                assert refused.status_code == 401, refused.text
+    finally:
+        server.stop()
+
+
+def test_a_worker_without_its_configuration_says_how_to_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from vigente.http import CONFIG_VARIABLE, app_from_environment
+
+    monkeypatch.delenv(CONFIG_VARIABLE, raising=False)
+    with pytest.raises(RuntimeError, match="vigente serve --workers N"):
+        app_from_environment()
+    monkeypatch.setenv(CONFIG_VARIABLE, '{"root": "x", "no_such_setting": 1}')
+    with pytest.raises(RuntimeError, match="does not hold a service configuration"):
+        app_from_environment()
+
+
+def test_the_configuration_a_worker_reads_is_the_one_given(tmp_path: Path) -> None:
+    from vigente.http import ServiceConfig
+
+    config = ServiceConfig(tmp_path / "data", admin_key="k" * 20, rate=3.5, burst=7, mcp=False)
+    assert ServiceConfig(**json.loads(config.to_environment())) == ServiceConfig(
+        str(tmp_path / "data"), admin_key="k" * 20, rate=3.5, burst=7, mcp=False)
