@@ -168,3 +168,15 @@ def test_anthropic_bill_writes_reads_and_lookback() -> None:
     # more than 20 blocks after the latest entry: the lookback does not reach it
     far = [*edited, *([[9]] * 21)]
     assert cache.bill(far) == pytest.approx(1.25 * (1310 + 21))
+
+
+def test_anthropic_breakpoint_after_the_system_text() -> None:
+    """A change right after the system text still reads the system text's entry."""
+    cache = AnthropicCache(ANTHROPIC_SONNET)
+    system = [1] * 1100
+    assert cache.bill([system, [2] * 50], stable=1) == pytest.approx(1.25 * 1150)
+    assert cache.bill([system, [3] * 50], stable=1) == pytest.approx(0.1 * 1100 + 1.25 * 50)
+    # without that breakpoint the whole request is written again
+    plain = AnthropicCache(ANTHROPIC_SONNET)
+    plain.bill([system, [2] * 50])
+    assert plain.bill([system, [3] * 50]) == pytest.approx(1.25 * 1150)

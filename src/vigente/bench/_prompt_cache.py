@@ -7,11 +7,12 @@ price per token cancels and a method's cost compares with another's directly.
   more reuses the longest prefix it shares with an earlier request, in steps of 128 tokens from
   1,024; cached input is billed at 0.5 of the input price for gpt-4o (the model that recorded
   the tau-bench sessions), nothing extra for writing.
-* **Anthropic, cache breakpoints** (:data:`ANTHROPIC_SONNET`): automatic caching puts the
-  breakpoint on the request's last block; the request reads the longest earlier entry that is a
-  prefix of it at a block boundary, looking back at most 20 blocks from the breakpoint, at 0.1;
-  everything after it is written at 1.25 (5-minute TTL); a prefix under 1,024 tokens (Sonnet,
-  Opus 4/4.1) is not cached and goes at 1.0.
+* **Anthropic, cache breakpoints** (:data:`ANTHROPIC_SONNET`): two of the four breakpoints a
+  request may carry, one after the system text (it never changes) and one on the request's
+  last block (automatic caching's place, moving forward as the conversation grows); the request
+  reads the longest earlier entry that is a prefix of it at a breakpoint or a block boundary at
+  most 20 blocks before the last one, at 0.1; everything after it is written at 1.25 (5-minute
+  TTL); a prompt under 1,024 tokens (Sonnet, Opus 4/4.1) is not cached and goes at 1.0.
 
 The sources of these rules are cited in docs/benchmarks.md. A block here is one message (a
 tool result is one block either way; an assistant message with one tool call is one or two).
@@ -99,8 +100,9 @@ class OpenAICache:
         self.rules = rules
         self._seen: list[list[int]] = []
 
-    def bill(self, blocks: list[list[int]]) -> float:
-        """The next request's cost (``blocks``: each message's token ids)."""
+    def bill(self, blocks: list[list[int]], stable: int = 0) -> float:
+        """The next request's cost (``blocks``: each message's token ids; ``stable`` is for
+        :class:`AnthropicCache`'s signature: OpenAI finds the prefix itself)."""
         r = self.rules
         flat = [t for b in blocks for t in b]
         shared = max((_common(flat, s) for s in self._seen), default=0)
@@ -119,8 +121,9 @@ class AnthropicCache:
         self.rules = rules
         self._entries: set[bytes] = set()
 
-    def bill(self, blocks: list[list[int]]) -> float:
-        """The next request's cost (``blocks``: each message's token ids)."""
+    def bill(self, blocks: list[list[int]], stable: int = 0) -> float:
+        """The next request's cost (``blocks``: each message's token ids; ``stable``: how many
+        leading blocks are the system text, with a breakpoint after them when > 0)."""
         r = self.rules
         digest = hashlib.sha256()
         prefixes: list[tuple[bytes, int]] = []  # after each block: its digest, tokens so far
@@ -138,7 +141,11 @@ class AnthropicCache:
             if key in self._entries:
                 read = upto
                 break
+        if not read and 0 < stable < len(prefixes) and prefixes[stable - 1][0] in self._entries:
+            read = prefixes[stable - 1][1]
         self._entries.add(prefixes[-1][0])
+        if 0 < stable < len(prefixes) and prefixes[stable - 1][1] >= r.min_tokens:
+            self._entries.add(prefixes[stable - 1][0])
         return r.read * read + r.write * (tokens - read)
 
 

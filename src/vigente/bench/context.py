@@ -513,9 +513,15 @@ def run_tau(
                 bills: dict[str, tuple[int, dict[str, float]]] = {}
                 for name, request in requests.items():
                     blocks = [message_token_ids(encode, x) for x in request]
+                    stable = next(
+                        (k for k, x in enumerate(request) if x.get("role") != "system"), 0
+                    )
                     bills[name] = (
                         sum(len(b) for b in blocks),
-                        {r.name: caches[(mode, name, r.name)].bill(blocks) for r in PROVIDERS},
+                        {
+                            r.name: caches[(mode, name, r.name)].bill(blocks, stable)
+                            for r in PROVIDERS
+                        },
                     )
                 for group in mine:
                     tally = tallies[(group, mode)]
