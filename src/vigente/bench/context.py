@@ -4,11 +4,14 @@ keep=3, trigger 0) and ``trim_messages`` cut to vigente's token count.
 
 Per session, every model call (each assistant message) is a point: the transcript up to it is
 imported into a fresh in-memory store (``transcript_events``, as ``runtime import-openai``) and
-assembled with the default policy. At the agent's own call of each action of
-``info.task.actions``, the required facts are the action's argument values (strings of 3+
-characters, numbers) that appeared earlier outside the system prompt; a fact is available when
-it is present verbatim in the request. Cache-aware cost: each call's longest common token prefix
-with the previous call of the session is billed at 0.1, the rest at 1.0.
+assembled with the default policy. Every method gets the same serializer (:data:`ID_MODES`:
+vigente's call ids and compact JSON, or the recorded ids for all). At the agent's own call of
+each action of ``info.task.actions``, the required facts are the action's argument values seen
+earlier, told apart (:func:`split_facts`: 3+ characters, not in the system text; the others are
+counted apart) and held when found, as a whole word, in a message tied to where they were seen
+(:func:`holds`). Cost: each method's requests billed under OpenAI's and Anthropic's published
+prompt-cache rules (:mod:`vigente.bench._prompt_cache`). Figures for all sessions and by trial;
+the default policy was fitted on trials :data:`FITTED_TRIALS`.
 """
 
 from __future__ import annotations
