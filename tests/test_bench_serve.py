@@ -53,6 +53,7 @@ def _check(figures: dict[str, Any], requests: int) -> None:
         assert figures[f"serve_{op}_rps"] > 0 and figures[f"inprocess_{op}_rps"] > 0
         assert figures[f"serve_{op}_p99_ms"] >= figures[f"serve_{op}_p50_ms"] > 0
         assert figures[f"serve_{op}_vs_inprocess"] > 0
+        assert figures[f"serve_{op}_cpu_ms"] > 0  # Linux: the server's CPU time per request
     assert figures["serve_event_acknowledged"] > 0
     assert figures["serve_event_unread"] == 0, figures["serve_event_unread_samples"]
 

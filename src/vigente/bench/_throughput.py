@@ -6,8 +6,10 @@ that request only, each as soon as its last is answered, for ``seconds``
 (:mod:`vigente.bench._loadgen`). Then the same calls are made in this process, one after
 another, on the tenant's own store through the public API: the rate a caller without HTTP gets.
 Reported per operation: ``serve_<op>_rps``, ``serve_<op>_p50_ms``, ``serve_<op>_p99_ms``,
-``serve_<op>_errors``, ``inprocess_<op>_rps`` and ``serve_<op>_vs_inprocess`` (HTTP's rate
-over the in-process rate). Every acknowledged event write is then read back through the API.
+``serve_<op>_errors``, ``serve_<op>_cpu_ms`` (the server's CPU time per answered request: what
+a request costs, which other work on the machine barely changes, unlike a rate),
+``inprocess_<op>_rps`` and ``serve_<op>_vs_inprocess`` (HTTP's rate over the in-process rate).
+Every acknowledged event write is then read back through the API.
 """
 
 from __future__ import annotations
@@ -139,7 +141,7 @@ def _unread_events(c: httpx.Client, acknowledged: list[tuple[int, dict[str, Any]
 
 def measure_throughput(
     c: httpx.Client, url: str, key: str, tenant_url: str, clients: int, seconds: float,
-    log: Callable[[str], None],
+    log: Callable[[str], None], cpu_seconds: Callable[[], float | None],
 ) -> dict[str, Any]:
     """The figures of the phase (module docstring), flat, for ``--json``."""
     figures: dict[str, Any] = {"throughput_clients": clients, "throughput_seconds": seconds}
@@ -148,8 +150,15 @@ def measure_throughput(
         closed_loop(url, key, clients, min(1.0, seconds), path, warm)  # warm-up, not counted
         path, body_of = _http_request(op, "h")
         log(f"throughput: {op}, {clients} clients for {seconds:g} s")
+        cpu_before = cpu_seconds()
         result = closed_loop(url, key, clients, seconds, path, body_of)
+        cpu_after = cpu_seconds()
         served = rate(len(result.latencies_ms), result.seconds)
+        figures[f"serve_{op}_cpu_ms"] = (
+            round((cpu_after - cpu_before) * 1000 / len(result.latencies_ms), 3)
+            if cpu_before is not None and cpu_after is not None and result.latencies_ms
+            else None
+        )
         inprocess = _inprocess_rate(tenant_url, op)
         figures[f"serve_{op}_rps"] = served
         figures[f"serve_{op}_p50_ms"] = (

@@ -114,6 +114,24 @@ class _Server:
     def log(self) -> str:
         return self._log_path.read_text("utf-8", "replace")
 
+    def cpu_seconds(self) -> float | None:
+        """CPU time the server's processes (the supervisor and its workers) have used so far,
+        from Linux's /proc; None elsewhere. Unlike a rate, it barely moves when other work
+        shares the cores, so the cost of a request can be compared across runs."""
+        tick = os.sysconf("SC_CLK_TCK")
+        total = 0
+        found = False
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            pid = int(stat.parent.name)
+            if pid == self._proc.pid or int(fields[1]) == self._proc.pid:
+                total += int(fields[11]) + int(fields[12])  # utime + stime
+                found = True
+        return total / tick if found else None
+
     def stop(self) -> None:
         if self._proc.poll() is None:
             self._proc.terminate()
@@ -630,7 +648,8 @@ class ServeBenchmark:
                     _wait_for_model(c)
                     throughput = measure_throughput(
                         c, server.url, key, TenantStores(root).tenant_url("load"),
-                        args.throughput_clients, args.throughput_seconds, log.print)
+                        args.throughput_clients, args.throughput_seconds, log.print,
+                        server.cpu_seconds)
         finally:
             if server is not None:
                 server.stop()
@@ -723,12 +742,13 @@ class ServeBenchmark:
                           f"connections, {figures['throughput_seconds']:g} s each, "
                           f"{figures['workers']} server process(es)")
             for column in ("operation", "requests/s", "p50 ms", "p99 ms", "errors",
-                           "in process /s", "HTTP / in process"):
+                           "server CPU ms / request", "in process /s", "HTTP / in process"):
                 table.add_column(column, justify="right")
             for op in OPERATIONS:
                 table.add_row(op, *(str(figures[f"{prefix}_{op}_{name}"]) for prefix, name in (
                     ("serve", "rps"), ("serve", "p50_ms"), ("serve", "p99_ms"),
-                    ("serve", "errors"), ("inprocess", "rps"), ("serve", "vs_inprocess"))))
+                    ("serve", "errors"), ("serve", "cpu_ms"), ("inprocess", "rps"),
+                    ("serve", "vs_inprocess"))))
             console.print(table)
             console.print(f"event writes acknowledged {figures['serve_event_acknowledged']}, "
                           f"not read back {figures['serve_event_unread']}", markup=False)
