@@ -29,7 +29,14 @@ from vigente.runtime.content import (
     reference,
     replay_text,
 )
-from vigente.runtime.extract import DefaultExtractor, Extractor, decodes_to, parse_exact, unheld
+from vigente.runtime.extract import (
+    DefaultExtractor,
+    Extractor,
+    decodes_to,
+    parse_exact,
+    reading,
+    unheld,
+)
 from vigente.runtime.reader import RuntimeReads
 from vigente.runtime.records import (
     FRESHNESS,
@@ -501,12 +508,15 @@ class Runtime(RuntimeReads):
                                               artifact.result_ref.encoding)
             if redactions:
                 result = text.encode("utf-8")
-        extraction = self.extractor.extract(artifact.tool_name, artifact.status, arguments,
-                                            result)
-        if extraction is None:
-            return None
+        with reading(result):  # the result is parsed once, for all three
+            extraction = self.extractor.extract(artifact.tool_name, artifact.status,
+                                                arguments, result)
+            if extraction is None:
+                return None
+            parsed = parse_exact(result)
+            lossless = (bool(extraction.facts) and not redactions
+                        and decodes_to(extraction.facts, result))
         freshness = "scoped"
-        parsed = parse_exact(result)
         form = None if parsed is None else "object" if isinstance(parsed[0], dict) else "value"
         return ToolMemory(
             artifact.conversation_id, f"{artifact.id}#memory", artifact.known_from,
@@ -524,8 +534,7 @@ class Runtime(RuntimeReads):
             resolution_status=artifact.status, extractor=self.extractor.name,
             anchor=artifact.anchor, form=form,
             # a memory with a credential taken out is not the result as it was
-            lossless=bool(extraction.facts) and not redactions
-            and decodes_to(extraction.facts, result),
+            lossless=lossless,
             redactions=tuple(r.as_dict() for r in redactions),
         )
 
