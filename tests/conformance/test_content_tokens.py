@@ -43,9 +43,15 @@ class CountingTokenizer:
 
 
 def orders(n: int) -> list[dict[str, Any]]:
-    return [{"id": f"ORD-{i:06d}", "status": ("shipped", "pending")[i % 2],
-             "total_eur": round(i * 1.37, 2), "items": [{"sku": f"S{i % 97}", "qty": i % 5}]}
-            for i in range(n)]
+    return [
+        {
+            "id": f"ORD-{i:06d}",
+            "status": ("shipped", "pending")[i % 2],
+            "total_eur": round(i * 1.37, 2),
+            "items": [{"sku": f"S{i % 97}", "qty": i % 5}],
+        }
+        for i in range(n)
+    ]
 
 
 def events(conversation: str, result: Any, *, status: str = "succeeded") -> list[str]:
@@ -59,11 +65,19 @@ def events(conversation: str, result: Any, *, status: str = "succeeded") -> list
         dict(event="tool_call", id="t1", run="r1", name="list_orders", arguments={"all": True}),
         dict(event="tool_result", call="t1", status=status, content=result),
         dict(event="run", id="r2", branch="main", participant="agent", mode="chat"),
-        dict(event="message", id="a1", branch="main", role="assistant", run="r2",
-             content="There are many orders."),
+        dict(
+            event="message",
+            id="a1",
+            branch="main",
+            role="assistant",
+            run="r2",
+            content="There are many orders.",
+        ),
     ]
-    return [json.dumps(e if e["event"] == "conversation" else dict(e, conversation=conversation))
-            for e in rows]
+    return [
+        json.dumps(e if e["event"] == "conversation" else dict(e, conversation=conversation))
+        for e in rows
+    ]
 
 
 BIG = {"orders": orders(3_000)}  # ~250 KB of JSON: over the import threshold
@@ -71,8 +85,10 @@ AS_OF = "2026-10-05T09:00:00+00:00"
 
 
 def _comparable(record: dict[str, Any]) -> dict[str, Any]:
-    return {key: record[key] for key in ("tokens", "included", "omitted", "selection_hash",
-                                         "messages_hash")}
+    return {
+        key: record[key]
+        for key in ("tokens", "included", "omitted", "selection_hash", "messages_hash")
+    }
 
 
 def test_a_large_result_is_counted_at_import_and_not_again_at_assembly(vg: Vigente) -> None:
@@ -95,16 +111,18 @@ def test_a_large_result_is_counted_at_import_and_not_again_at_assembly(vg: Vigen
     (old_artifact,) = old_rt.artifacts("t1", conversation="big-old")
     assert vg.store.runtime_content_tokens("big-old", [ref.sha256], "o200k_base") == {}
     counting_old = CountingTokenizer()
-    old = Assembler(old_rt, tokenizer=counting_old).assemble("big-old", "main", "agent",
-                                                              as_of=AS_OF)
+    old = Assembler(old_rt, tokenizer=counting_old).assemble(
+        "big-old", "main", "agent", as_of=AS_OF
+    )
     assert max(counting_old.lengths) >= len(raw)  # this is the cost the import now pays
     assert _comparable(new.record) == _comparable(old.record)
     assert new.record["tokens"]["replay"] > kept[ref.sha256]
     # the count the old way kept for the next assembly (another format reads it too)
     assert vg.store.runtime_content_tokens("big-old", [ref.sha256], "o200k_base") == kept
     again = CountingTokenizer()
-    Assembler(old_rt, tokenizer=again).assemble("big-old", "main", "agent", as_of=AS_OF,
-                                                format="anthropic")
+    Assembler(old_rt, tokenizer=again).assemble(
+        "big-old", "main", "agent", as_of=AS_OF, format="anthropic"
+    )
     assert max(again.lengths) < ref.bytes // 10
 
 
@@ -139,9 +157,11 @@ def test_content_tokens_go_with_the_bytes_and_with_the_account(vg: Vigente) -> N
 def test_an_existing_store_gets_the_table_by_migration(store_url: str) -> None:
     vg = Vigente.open(store_url)
     vg.close()
-    statements = ["DROP TABLE runtime_content_tokens",
-                  "DELETE FROM vigente_migrations WHERE version = "
-                  "(SELECT max(version) FROM vigente_migrations)"]
+    statements = [
+        "DROP TABLE runtime_content_tokens",
+        "DELETE FROM vigente_migrations WHERE version = "
+        "(SELECT max(version) FROM vigente_migrations)",
+    ]
     if store_url.startswith("postgres"):
         import psycopg
 

@@ -140,7 +140,8 @@ def structure(
     if mode not in ("chat", "multi_model"):
         kinds += ["branch", "run", "promotion"]
     records = rt.store.runtime_records(
-        conversation.id, kinds=sorted({*kinds, "branch", "share", "promotion", "tool"}),
+        conversation.id,
+        kinds=sorted({*kinds, "branch", "share", "promotion", "tool"}),
         known_at=k,
     )
     branches = [r for r in records if r.kind == "branch"]
