@@ -16,8 +16,10 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from vigente import Vigente
-from vigente.runtime import DefaultExtractor, fact_values
-from vigente.runtime.extract import JSONNumber, decodes_to, expand, parse_exact
+from vigente.assemble.tokens import tiktoken_tokenizer
+from vigente.runtime import DefaultExtractor, Runtime, fact_values
+from vigente.runtime.content import replay_text
+from vigente.runtime.extract import JSONNumber, decodes_to, expand, parse_exact, reading
 
 C = "conv"
 START = _dt.datetime(2026, 10, 1, 8, 0, tzinfo=_dt.UTC)
@@ -327,3 +329,57 @@ def test_any_event_log_is_stored_whole_or_refused_whole(
                 # a refusal (an unknown participant on a branch …) is an answer; a crash is not
                 with contextlib.suppress(VigenteError):
                     vg.assembly.assemble(C, b, p)
+
+
+# -- issue 23: a large result is read once, when it is recorded ---------------------------------
+@settings(max_examples=300, deadline=None)
+@given(json_texts)
+def test_a_result_parsed_once_derives_what_a_fresh_parse_derives(text: str) -> None:
+    """The memory of a result read once (``reading``: the extractor, the form and the lossless
+    check share one parse) is the memory of each step parsing it afresh."""
+    raw = text.encode("utf-8", "surrogatepass")
+    fresh = DefaultExtractor().extract("tool", "succeeded", b"{}", raw)
+    assert fresh is not None
+    fresh_parse, fresh_lossless = parse_exact(raw), decodes_to(fresh.facts, raw)
+    with reading(raw):
+        once = DefaultExtractor().extract("tool", "succeeded", b"{}", raw)
+        assert once is not None
+        parsed, lossless = parse_exact(raw), decodes_to(once.facts, raw)
+    assert once == fresh and lossless is fresh_lossless
+    assert _canon_or_none(parsed) == _canon_or_none(fresh_parse)
+
+
+def _canon_or_none(parsed: tuple[Any] | None) -> str | None:
+    if parsed is None:
+        return None
+    return json.dumps(parsed[0], sort_keys=True, default=lambda o: {"n": o.text})
+
+
+_contents = (json_values | st.text(max_size=400) | st.binary(max_size=200)
+             | json_texts.map(lambda t: t.encode("utf-8", "surrogatepass")))
+
+
+def test_the_token_count_kept_at_import_is_what_assembly_would_count() -> None:
+    """For any tool output (JSON, text, bytes), the count kept when it is recorded is the
+    count the assembler's transcript replay takes from its raw bytes."""
+    tok = tiktoken_tokenizer("o200k_base")
+    with tempfile.TemporaryDirectory() as tmp, Vigente.open(Path(tmp) / "v.db") as vg:
+        rt = Runtime(vg.store, token_counters=[tok], count_above=-1)  # every result
+        made = iter(range(10_000))
+
+        @settings(max_examples=150, deadline=None)
+        @given(_contents)
+        def check(content: Any) -> None:
+            c = f"c{next(made)}"
+            rt.open_conversation(c, "acct")
+            rt.add_participant(c, "p", model="m")
+            rt.fork_branch(c, "main")
+            rt.start_run(c, "r", branch="main", participant="p", mode="chat")
+            rt.record_tool_call(c, "t", run="r", name="tool", arguments={})
+            artifact = rt.record_tool_result(c, "t", status="succeeded", content=content)
+            ref = artifact.result_ref
+            data = rt.artifact_content(artifact)
+            kept = vg.store.runtime_content_tokens(c, [ref.sha256], tok.name)
+            assert kept == {ref.sha256: tok.count(replay_text(data, ref.encoding))}
+
+        check()

@@ -146,9 +146,12 @@ class Vigente:
     @cached_property
     def runtime(self) -> Runtime:
         """The agent runtime graph: conversations, branches, runs, tool artifacts, memories."""
+        from vigente.assemble.tokens import DeferredTokenizer
         from vigente.runtime import Runtime
 
-        return Runtime(self.store, default_zone=self.default_zone)
+        # a large result's tokens are counted once, as it is recorded (docs/runtime.md)
+        return Runtime(self.store, default_zone=self.default_zone,
+                       token_counters=[DeferredTokenizer()])
 
     @cached_property
     def assembly(self) -> Assembler:

@@ -19,8 +19,6 @@ the replay (``Store.append_runtime_token_counts``); from them:
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -28,8 +26,15 @@ from typing import TYPE_CHECKING, Any
 from vigente.assemble.blocks import Block
 from vigente.assemble.serialize import serializer
 from vigente.assemble.tokens import Tokenizer, count_message_tokens
+from vigente.runtime.content import COUNT_AT_IMPORT, replay_text
 from vigente.runtime.reader import Graph, group_key
-from vigente.runtime.records import VISIBILITY, Conversation, RuntimeRecord, from_record
+from vigente.runtime.records import (
+    VISIBILITY,
+    ContentRef,
+    Conversation,
+    RuntimeRecord,
+    from_record,
+)
 from vigente.time import Instant
 
 if TYPE_CHECKING:
@@ -135,7 +140,8 @@ def structure(
     if mode not in ("chat", "multi_model"):
         kinds += ["branch", "run", "promotion"]
     records = rt.store.runtime_records(
-        conversation.id, kinds=sorted({*kinds, "branch", "share", "promotion", "tool"}),
+        conversation.id,
+        kinds=sorted({*kinds, "branch", "share", "promotion", "tool"}),
         known_at=k,
     )
     branches = [r for r in records if r.kind == "branch"]
@@ -305,14 +311,6 @@ def below(
 
 
 # -- transcript replay ------------------------------------------------------------------------
-def _text(data: bytes, encoding: str) -> str:
-    if encoding == "binary":
-        return json.dumps(
-            {"binary": True, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
-        )
-    return data.decode("utf-8")
-
-
 def _alone(tok: Tokenizer, fmt: str, block: Block) -> tuple[int, int]:
     """Tokens and messages of one replayed block serialized on its own (Anthropic's
     placeholder for a request that does not open with a user message left out)."""
@@ -328,8 +326,42 @@ def _alone(tok: Tokenizer, fmt: str, block: Block) -> tuple[int, int]:
     return tokens, len(messages)
 
 
+class _ResultTokens:
+    """Tokens of raw results' replay text, in one encoding: the count kept beside the bytes
+    (counted when the result was recorded, or by an earlier assembly) when there is one, else
+    the bytes read and counted, and a large result's count kept for the next time. Erased
+    bytes count as no text (their kept count went with them)."""
+
+    def __init__(self, rt: Runtime, conversation: str, tok: Tokenizer) -> None:
+        self.rt, self.conversation, self.tok = rt, conversation, tok
+        self.kept: dict[str, int] = {}
+        self.asked: set[str] = set()
+        self.learned: list[tuple[str, str, int]] = []
+
+    def read(self, refs: Sequence[ContentRef]) -> None:
+        """Read the kept counts of ``refs`` not asked for yet, in one query."""
+        wanted = list(dict.fromkeys(r.sha256 for r in refs if r.sha256 not in self.asked))
+        if wanted:
+            self.asked.update(wanted)
+            self.kept.update(
+                self.rt.store.runtime_content_tokens(self.conversation, wanted, self.tok.name)
+            )
+
+    def count(self, ref: ContentRef) -> int:
+        self.read([ref])
+        found = self.kept.get(ref.sha256)
+        if found is not None:
+            return found
+        data = self.rt.content(self.conversation, ref)
+        tokens = self.tok.count(replay_text(data or b"", ref.encoding))
+        if data is not None and ref.bytes > COUNT_AT_IMPORT:
+            self.kept[ref.sha256] = tokens
+            self.learned.append((ref.sha256, self.tok.name, tokens))
+        return tokens
+
+
 def _count(
-    rt: Runtime, tok: Tokenizer, fmt: str, r: RuntimeRecord, last: dict[str, int]
+    tok: Tokenizer, fmt: str, r: RuntimeRecord, last: dict[str, int], results: _ResultTokens
 ) -> tuple[int, int] | None:
     if r.kind == "message":
         kind = {"system": "system", "user": "user"}.get(r.payload["role"], "assistant")
@@ -348,23 +380,18 @@ def _count(
         # a call's latest result replaces the one before: each result counts the difference,
         # so the running sum holds the latest result's tokens
         a = from_record(r)
-        tokens = tok.count(
-            _text(rt.content(r.conversation_id, a.result_ref) or b"", a.result_ref.encoding)
-        )
+        tokens = results.count(a.result_ref)
         if r.target_id not in last:
             earlier = [
                 e
-                for e in rt.store.runtime_records(
+                for e in results.rt.store.runtime_records(
                     r.conversation_id, kinds=["artifact"], target_ids=[r.target_id]
                 )
                 if e.seq < r.seq
             ]
             last[r.target_id] = 0
             if earlier:
-                e = from_record(earlier[-1])
-                last[r.target_id] = tok.count(
-                    _text(rt.content(r.conversation_id, e.result_ref) or b"", e.result_ref.encoding)
-                )
+                last[r.target_id] = results.count(from_record(earlier[-1]).result_ref)
         delta = tokens - last[r.target_id]
         last[r.target_id] = tokens
         return delta, 0
@@ -382,19 +409,30 @@ def replay_tokens(
     """Transcript replay's ``(tokens, messages)``: every message, tool call and latest tool
     result of the branch and its ancestry, raw, in ``fmt``. Each record is counted once per
     encoding and format (on the first assembly that needs it) and the store keeps running
-    sums per branch, so this reads no blob a second time and no row per record."""
+    sums per branch, so this reads no blob a second time and no row per record; a large
+    result's tokens are read as counted when it was recorded, not counted again."""
     counter = f"{tok.name}/{fmt}"
     store = rt.store
     mark, batch = store.runtime_records_after_mark(conversation, f"tokens:{counter}", _BATCH)
     last: dict[str, int] = {}
+    results = _ResultTokens(rt, conversation, tok)
     while batch:
+        results.read(
+            [
+                ContentRef.from_dict(r.payload["result_ref"])
+                for r in batch
+                if r.kind == "artifact" and r.target_id is not None
+            ]
+        )
         rows = []
         for r in batch:
-            counted = _count(rt, tok, fmt, r, last)
+            counted = _count(tok, fmt, r, last, results)
             if counted is not None and r.branch_id is not None:
                 rows.append((r.seq, r.branch_id, r.position, r.known_from.micros, *counted))
         with store.transaction():
             store.append_runtime_token_counts(conversation, counter, rows, batch[-1].seq)
+            store.put_runtime_content_tokens(conversation, results.learned)
+        results.learned = []
         mark = batch[-1].seq
         batch = store.runtime_records_after(conversation, mark, _BATCH)
     return store.runtime_token_total(conversation, counter, chain, k)

@@ -22,6 +22,8 @@ from typing import Any, Protocol
 from vigente.errors import InvalidInput
 
 __all__ = [
+    "DEFAULT_ENCODING",
+    "DeferredTokenizer",
     "RememberingTokenizer",
     "Tokenizer",
     "TiktokenTokenizer",
@@ -34,6 +36,9 @@ _URLS = {
     "cl100k_base": "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
 }
 _LOCK = threading.Lock()
+#: The default policy's encoding (``[budget] encoding``): the one a large tool result's tokens
+#: are counted in when it is recorded.
+DEFAULT_ENCODING = "o200k_base"
 
 
 class Tokenizer(Protocol):
@@ -125,6 +130,22 @@ def tiktoken_tokenizer(name: str = "o200k_base") -> TiktokenTokenizer:
     with _LOCK:
         _fill_cache(name)
         return TiktokenTokenizer(tiktoken.get_encoding(name), name)
+
+
+class DeferredTokenizer:
+    """The tiktoken encoding ``name``, loaded on its first use: a process that never counts
+    (an import of small results) never pays for loading it."""
+
+    def __init__(self, name: str = DEFAULT_ENCODING) -> None:
+        if name not in _URLS:
+            raise InvalidInput(f"unknown encoding {name!r}: use one of {', '.join(_URLS)}")
+        self.name = name
+
+    def encode(self, text: str) -> list[int]:
+        return tiktoken_tokenizer(self.name).encode(text)
+
+    def count(self, text: str) -> int:
+        return tiktoken_tokenizer(self.name).count(text)
 
 
 def _tokens(count: Callable[[str], int], value: Any) -> int:

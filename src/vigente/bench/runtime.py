@@ -8,7 +8,11 @@ candidate read as the conversation grows.
   (10,000 and 100,000 by default) plus the same 50 turns of the measured participant, in one
   database; the p50 of ``vg.runtime.candidates`` for that participant, read in turns (one read
   of each conversation per round, so noise falls on every size alike), beside reading the
-  whole conversation's records (what a transcript-style scan pays).
+  whole conversation's records (what a transcript-style scan pays);
+* a large result (``--big-mb``, 5 by default; issue 23): the import and assembly of a
+  conversation with one tool result of that many MB, against the same conversation with a
+  small result, the old way (nothing counted at import) and parsing the raw once
+  (bench/_big_result.py). ``--big-only`` runs that part alone.
 """
 
 from __future__ import annotations
@@ -133,11 +137,29 @@ class RuntimeBenchmark:
                             help="the measured participant's own turns (default 50)")
         parser.add_argument("--reads", type=_positive, default=100)
         parser.add_argument("--seed", type=int, default=20261201)
+        parser.add_argument("--big-mb", type=float, default=5.0,
+                            help="MB of the large tool result (default 5; 0: skip that part)")
+        parser.add_argument("--big-reads", type=_positive, default=20,
+                            help="assemblies timed after the first, large result (default 20)")
+        parser.add_argument("--big-only", action="store_true",
+                            help="run the large-result part alone")
 
     def run(self, args: argparse.Namespace, log: Console) -> dict[str, Any]:
         figures: dict[str, Any] = {"machine": machine(), "backend": args.backend,
                                    "seed": args.seed}
         backend = open_backend(args.backend, sqlite_path=None, postgres_url=args.postgres_url)
+        if args.big_mb > 0:
+            from vigente.bench._big_result import run_big_result
+
+            try:
+                url = backend.fresh("big")
+                figures.update(run_big_result(url, args.big_mb, args.big_reads, log))
+                backend.discard(url)
+            finally:
+                if args.big_only:
+                    backend.close()
+        if args.big_only:
+            return figures
         try:
             url = backend.fresh("runtime")
             with Vigente.open(url) as vg:
@@ -165,6 +187,10 @@ class RuntimeBenchmark:
         return figures
 
     def render(self, figures: dict[str, Any], console: Console) -> None:
+        if "big_result_mb" in figures:
+            _render_big(figures, console)
+        if "events_per_s" not in figures:
+            return
         table = Table(title=f"vigente runtime benchmark ({figures['backend']})")
         table.add_column("measure")
         table.add_column("value", justify="right")
@@ -183,6 +209,24 @@ class RuntimeBenchmark:
         if "candidates_growth" in figures:
             console.print(f"growth, largest / smallest: candidates {figures['candidates_growth']}"
                           f"x, scan {figures['scan_growth']}x")
+
+
+def _render_big(figures: dict[str, Any], console: Console) -> None:
+    table = Table(title=f"one {figures['big_result_mb']} MB tool result ({figures['backend']})")
+    for column in ("conversation", "import s", "first assembly ms", "assembly p50 ms"):
+        table.add_column(column, justify="right")
+    table.add_row("large result", str(figures["big_import_s"]),
+                  str(figures["big_first_assembly_ms"]), str(figures["big_assembly_p50_ms"]))
+    table.add_row("small result", str(figures["small_import_s"]),
+                  str(figures["small_first_assembly_ms"]), str(figures["small_assembly_p50_ms"]))
+    table.add_row("large, old way", str(figures["old_way_import_s"]),
+                  str(figures["old_way_first_assembly_ms"]), "")
+    console.print(table)
+    console.print(f"floors: parse the raw once {figures['parse_raw_once_ms']} ms, tokenize it "
+                  f"once {figures['tokenize_raw_once_ms']} ms; first assembly: large / small "
+                  f"{figures['big_over_small_first']}x, old way / now "
+                  f"{figures['old_way_over_big_first']}x; same assembly as the old way: "
+                  f"{figures['big_same_as_old_way']}")
 
 
 def _background_range(vg: Vigente, conversation: str, count: int) -> None:

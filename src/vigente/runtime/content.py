@@ -4,16 +4,38 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from typing import Any, Protocol
 
 from vigente.errors import InvalidValue
 from vigente.runtime.records import ContentRef
 
-__all__ = ["INLINE_LIMIT", "raw_bytes", "reference"]
+__all__ = ["COUNT_AT_IMPORT", "INLINE_LIMIT", "TokenCounter", "raw_bytes", "reference",
+           "replay_text"]
 
 #: Raw contents up to this many bytes are kept inline in the database; larger ones in the
 #: content-addressed blob store.
 INLINE_LIMIT = 64 * 1024
+#: A tool result over this many bytes has its replay text's tokens counted when it is recorded
+#: (and kept beside its bytes), so that no assembly reads or tokenizes it to count them.
+COUNT_AT_IMPORT = 64 * 1024
+
+
+class TokenCounter(Protocol):
+    """Counts the tokens of a text in the encoding it is named after (``o200k_base``)."""
+
+    name: str
+
+    def count(self, text: str) -> int: ...
+
+
+def replay_text(data: bytes, encoding: str) -> str:
+    """The text that stands for raw bytes in a transcript replay: the bytes as UTF-8 text, or
+    for binary bytes a JSON note of their size and digest."""
+    if encoding == "binary":
+        return json.dumps(
+            {"binary": True, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+        )
+    return data.decode("utf-8")
 
 
 def raw_bytes(content: Any) -> tuple[bytes, str]:

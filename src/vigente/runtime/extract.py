@@ -19,11 +19,14 @@ from __future__ import annotations
 
 import json
 import math
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 __all__ = ["DefaultExtractor", "Extraction", "Extractor", "JSONNumber", "compact", "decodes_to",
-           "expand", "fact_values", "parse_exact", "unheld"]
+           "expand", "fact_values", "parse_exact", "reading", "unheld"]
 
 MAX_FACTS = 400  # scalar values kept
 MAX_ROWS = 50
@@ -74,7 +77,8 @@ class JSONNumber:
 
 def _float(text: str) -> Any:
     value = float(text)
-    return value if math.isfinite(value) and json.dumps(value) == text else JSONNumber(text)
+    # json writes a finite float as its repr: the same test as json.dumps(value) == text
+    return value if math.isfinite(value) and float.__repr__(value) == text else JSONNumber(text)
 
 
 def _int(text: str) -> Any:
@@ -94,15 +98,52 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out if len(out) == len(pairs) else _Repeats(out)
 
 
-def parse_exact(data: bytes) -> tuple[Any] | None:
-    """The JSON value of ``data`` with every number as written (a :class:`JSONNumber` where
-    no float or int keeps it), as a 1-tuple; ``None`` when ``data`` is not JSON text."""
+_NOT_READ = object()
+_READING = threading.local()
+
+
+@contextmanager
+def reading(data: bytes) -> Iterator[None]:
+    """Within the block, :func:`parse_exact` of ``data`` (this bytes object) parses it once:
+    the extractor, the memory's form and its lossless check read the one result being
+    recorded, and a large result is not parsed three times (the value is never modified)."""
+    _READING.entry = [data, _NOT_READ, False]
+    try:
+        yield
+    finally:
+        _READING.entry = None
+
+
+def _parse(data: bytes) -> tuple[tuple[Any] | None, bool]:
+    """:func:`parse_exact` and whether an object of the value repeats a key."""
+    repeated = False
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        nonlocal repeated
+        out = dict(items)
+        if len(out) == len(items):
+            return out
+        repeated = True
+        return _Repeats(out)
+
     try:
         text = data.decode("utf-8")
         return (json.loads(text, parse_float=_float, parse_int=_int,
-                           parse_constant=JSONNumber, object_pairs_hook=_pairs),)
+                           parse_constant=JSONNumber, object_pairs_hook=pairs),), repeated
     except (UnicodeDecodeError, ValueError, RecursionError):
-        return None
+        return None, False
+
+
+def parse_exact(data: bytes) -> tuple[Any] | None:
+    """The JSON value of ``data`` with every number as written (a :class:`JSONNumber` where
+    no float or int keeps it), as a 1-tuple; ``None`` when ``data`` is not JSON text."""
+    entry = getattr(_READING, "entry", None)
+    if entry is None or entry[0] is not data:
+        return _parse(data)[0]
+    if entry[1] is _NOT_READ:
+        entry[1], entry[2] = _parse(data)
+    parsed: tuple[Any] | None = entry[1]
+    return parsed
 
 
 def _canon(value: Any) -> str:
@@ -117,6 +158,10 @@ def _canon(value: Any) -> str:
 
 
 def _repeats(value: Any) -> bool:
+    entry = getattr(_READING, "entry", None)
+    if entry is not None and entry[1] is not _NOT_READ and entry[1] is not None and (
+            entry[1][0] is value):
+        return bool(entry[2])  # found while parsing the result being read
     if isinstance(value, _Repeats):
         return True
     if isinstance(value, dict):

@@ -21,8 +21,22 @@ from typing import TYPE_CHECKING, Any
 
 from vigente.errors import FutureKnowledgeError, InvalidInput, RuntimeHistoryConflict
 from vigente.kernel.values import Scope, check_name
-from vigente.runtime.content import INLINE_LIMIT, raw_bytes, reference
-from vigente.runtime.extract import DefaultExtractor, Extractor, decodes_to, parse_exact, unheld
+from vigente.runtime.content import (
+    COUNT_AT_IMPORT,
+    INLINE_LIMIT,
+    TokenCounter,
+    raw_bytes,
+    reference,
+    replay_text,
+)
+from vigente.runtime.extract import (
+    DefaultExtractor,
+    Extractor,
+    decodes_to,
+    parse_exact,
+    reading,
+    unheld,
+)
 from vigente.runtime.reader import RuntimeReads
 from vigente.runtime.records import (
     FRESHNESS,
@@ -132,18 +146,25 @@ class Runtime(RuntimeReads):
 
     ``inline_limit``: raw contents up to this many bytes stay in the database, larger ones go
     to the blob store. ``stale_after``: the freshness classes' defaults. ``extractor`` derives
-    a memory from each successful result the caller gives no memory for.
+    a memory from each successful result the caller gives no memory for. ``token_counters``:
+    the encodings in which a result over ``count_above`` bytes has its tokens counted when it
+    is recorded (kept beside its bytes, read by the assembler's transcript-replay count
+    instead of tokenizing the result again); none: the assembler counts it on first need.
     """
 
     def __init__(self, store: Store, *, default_zone: str | None = None,
                  inline_limit: int = INLINE_LIMIT,
                  stale_after: Mapping[str, _dt.timedelta | None] | None = None,
-                 extractor: Extractor | None = None) -> None:
+                 extractor: Extractor | None = None,
+                 token_counters: Sequence[TokenCounter] = (),
+                 count_above: int = COUNT_AT_IMPORT) -> None:
         self.store = store
         self.default_zone = default_zone
         self.inline_limit = inline_limit
         self.stale_after = {**DEFAULT_STALE_AFTER, **(stale_after or {})}
         self.extractor: Extractor = extractor or DefaultExtractor()
+        self.token_counters = tuple(token_counters)
+        self.count_above = count_above
         self._local = threading.local()
 
     # -- plumbing --------------------------------------------------------------------------
@@ -447,6 +468,7 @@ class Runtime(RuntimeReads):
             result_bytes, result_encoding = raw_bytes(content)
             arg_ref = self._keep(conversation, arg_bytes, arg_encoding)
             result_ref = self._keep(conversation, result_bytes, result_encoding)
+            self._count_tokens(conversation, result_ref, result_bytes)
             skills = self._find(conversation, ["skill_state"], run=run.id)
             active = tuple(skills[-1].payload.get("skills", ())) if skills else ()
             node = ToolArtifact(
@@ -467,6 +489,15 @@ class Runtime(RuntimeReads):
         self.store.put_runtime_content(conversation, ref.sha256, data, inline=not ref.in_blob)
         return ref
 
+    def _count_tokens(self, conversation: str, ref: ContentRef, data: bytes) -> None:
+        """A large result's replay-text tokens, counted once here, where its bytes are in
+        hand: an assembly then reads the count, never the bytes (issue 23)."""
+        if ref.bytes <= self.count_above or not self.token_counters:
+            return
+        text = replay_text(data, ref.encoding)
+        self.store.put_runtime_content_tokens(
+            conversation, [(ref.sha256, c.name, c.count(text)) for c in self.token_counters])
+
     def _derived_memory(self, artifact: ToolArtifact, arguments: bytes, result: bytes
                         ) -> ToolMemory | None:
         # the extractor reads the result with its credentials taken out (runtime/redact.py):
@@ -477,12 +508,15 @@ class Runtime(RuntimeReads):
                                               artifact.result_ref.encoding)
             if redactions:
                 result = text.encode("utf-8")
-        extraction = self.extractor.extract(artifact.tool_name, artifact.status, arguments,
-                                            result)
-        if extraction is None:
-            return None
+        with reading(result):  # the result is parsed once, for all three
+            extraction = self.extractor.extract(artifact.tool_name, artifact.status,
+                                                arguments, result)
+            if extraction is None:
+                return None
+            parsed = parse_exact(result)
+            lossless = (bool(extraction.facts) and not redactions
+                        and decodes_to(extraction.facts, result))
         freshness = "scoped"
-        parsed = parse_exact(result)
         form = None if parsed is None else "object" if isinstance(parsed[0], dict) else "value"
         return ToolMemory(
             artifact.conversation_id, f"{artifact.id}#memory", artifact.known_from,
@@ -500,8 +534,7 @@ class Runtime(RuntimeReads):
             resolution_status=artifact.status, extractor=self.extractor.name,
             anchor=artifact.anchor, form=form,
             # a memory with a credential taken out is not the result as it was
-            lossless=bool(extraction.facts) and not redactions
-            and decodes_to(extraction.facts, result),
+            lossless=lossless,
             redactions=tuple(r.as_dict() for r in redactions),
         )
 

@@ -481,9 +481,24 @@ class Store(ABC):
         where the backend can."""
         return {sha: self.runtime_content(conversation_id, sha) for sha in dict.fromkeys(sha256s)}
 
+    def put_runtime_content_tokens(self, conversation_id: str,
+                                   counts: Sequence[tuple[str, str, int]]) -> None:
+        """Keep ``(sha256, encoding, tokens)``: how many tokens a content's replay text has in
+        an encoding, derived once so that an assembly never tokenizes those bytes again.
+        Idempotent (a count already kept stays). Optional: a backend that keeps none makes
+        the assembler count the bytes as it reads them."""
+        return None
+
+    def runtime_content_tokens(self, conversation_id: str, sha256s: Sequence[str],
+                               encoding: str) -> dict[str, int]:
+        """The counts kept by :meth:`put_runtime_content_tokens` for these digests in
+        ``encoding`` (a digest without one is absent); erased with the contents."""
+        return {}
+
     @abstractmethod
     def delete_runtime_contents(self, conversation_id: str, sha256s: Sequence[str]) -> int:
-        """Erase a conversation's raw bytes (retention); how many were erased."""
+        """Erase a conversation's raw bytes (retention), with their token counts; how many
+        were erased."""
 
     @abstractmethod
     def delete_runtime_records(self, conversation_id: str, seqs: Sequence[int]) -> int:

@@ -48,7 +48,11 @@ from vigente.store.postgres_retrieval import (
     RETRIEVAL_MIGRATIONS,
     PostgresRetrieval,
 )
-from vigente.store.postgres_runtime import RUNTIME_MIGRATIONS, PostgresRuntime
+from vigente.store.postgres_runtime import (
+    CONTENT_TOKEN_MIGRATIONS,
+    RUNTIME_MIGRATIONS,
+    PostgresRuntime,
+)
 from vigente.time import Instant, Interval
 
 __all__ = ["MIGRATIONS", "PostgresStore"]
@@ -129,6 +133,7 @@ MIGRATIONS += FIELD_MIGRATIONS  # retrieval: titles and references of documents 
 MIGRATIONS += ASSEMBLY_MIGRATIONS  # recorded context assemblies (vigente.assemble)
 MIGRATIONS += HORIZON_MIGRATIONS  # the answered knowledge horizon and recorded backfills
 MIGRATIONS += RECALL_MIGRATIONS  # recall over the runtime graph (vigente.runtime.recall)
+MIGRATIONS += CONTENT_TOKEN_MIGRATIONS  # token counts of raw results, kept at import (issue 23)
 
 SELECT_SCHEMA_TABLE = "SELECT to_regclass('vigente_migrations')"
 CREATE_SCHEMA_TABLE = "CREATE TABLE IF NOT EXISTS vigente_migrations (version integer PRIMARY KEY)"

@@ -25,7 +25,7 @@ from vigente.store.base import COMPACT_WAIT_MS, Compaction
 from vigente.store.record_rows import DECODED
 from vigente.time import Instant
 
-__all__ = ["RUNTIME_MIGRATIONS", "PostgresRuntime"]
+__all__ = ["CONTENT_TOKEN_MIGRATIONS", "RUNTIME_MIGRATIONS", "PostgresRuntime"]
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
 _MICROSECOND = _dt.timedelta(microseconds=1)
@@ -83,6 +83,21 @@ RUNTIME_MIGRATIONS: list[list[str]] = [
     ],
 ]
 
+#: Token counts of raw contents, per encoding (see store/sqlite_runtime.py): gone with their
+#: contents (retention) and with the conversation (purge).
+CONTENT_TOKEN_MIGRATIONS: list[list[str]] = [
+    [
+        """CREATE TABLE runtime_content_tokens (
+            conversation_id text COLLATE "C" NOT NULL
+                            REFERENCES runtime_conversations (conversation_id),
+            sha256          text COLLATE "C" NOT NULL,
+            encoding        text COLLATE "C" NOT NULL,
+            tokens          bigint NOT NULL,
+            PRIMARY KEY (conversation_id, sha256, encoding)
+        )""",
+    ],
+]
+
 _COLUMNS = """seq, conversation_id, kind, record_id, branch_id, participant_id, run_id,
     target_id, visibility, anchor, known_from, date_flags, payload"""
 INSERT_CONVERSATION = """INSERT INTO runtime_conversations
@@ -127,6 +142,12 @@ INSERT_BLOB = "INSERT INTO runtime_blobs (sha256, data) VALUES (%s, %s) ON CONFL
 SELECT_REFERENCED = "SELECT 1 FROM runtime_contents WHERE sha256 = %s AND data IS NULL LIMIT 1"
 DELETE_CONTENT = """WITH d AS (DELETE FROM runtime_contents
     WHERE conversation_id = %s AND sha256 = ANY(%s) RETURNING 1) SELECT count(*) FROM d"""
+INSERT_CONTENT_TOKENS = """INSERT INTO runtime_content_tokens
+    (conversation_id, sha256, encoding, tokens) VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING"""
+SELECT_CONTENT_TOKENS = """SELECT sha256, tokens FROM runtime_content_tokens
+    WHERE conversation_id = %s AND encoding = %s AND sha256 = ANY(%s)"""
+DELETE_CONTENT_TOKENS = """DELETE FROM runtime_content_tokens
+    WHERE conversation_id = %s AND sha256 = ANY(%s)"""
 DELETE_RECORDS = """WITH d AS (DELETE FROM runtime_records
     WHERE conversation_id = %s AND seq = ANY(%s) RETURNING 1) SELECT count(*) FROM d"""
 DELETE_BLOBS = """WITH d AS (DELETE FROM runtime_blobs WHERE sha256 = ANY(%s) RETURNING 1)
@@ -189,10 +210,11 @@ SELECT_HORIZON = """SELECT seq FROM runtime_index
     WHERE conversation_id = %(c)s AND branch_id = %(b)s AND seq <= %(upto)s
       AND grp IS NOT NULL AND known_from <= %(k)s ORDER BY seq DESC LIMIT 1 OFFSET %(skip)s"""
 # Tables keyed by conversation that a purge empties (later ones are appended here).
-PURGE_TABLES = ["runtime_records", "runtime_contents"]
+PURGE_TABLES = ["runtime_records", "runtime_contents", "runtime_content_tokens"]
 COMPACT_TABLES = [
     "runtime_records",
     "runtime_contents",
+    "runtime_content_tokens",
     "runtime_blobs",
     "runtime_conversations",
     "runtime_assemblies",
@@ -435,7 +457,22 @@ class PostgresRuntime:
                 found[sha] = None if data is None else bytes(data)
         return found
 
+    def put_runtime_content_tokens(self, conversation_id: str,
+                                   counts: Sequence[tuple[str, str, int]]) -> None:
+        if counts:
+            self._execute_many(INSERT_CONTENT_TOKENS,
+                               [(conversation_id, *row) for row in counts])
+
+    def runtime_content_tokens(self, conversation_id: str, sha256s: Sequence[str],
+                               encoding: str) -> dict[str, int]:
+        wanted = list(dict.fromkeys(sha256s))
+        if not wanted:
+            return {}
+        rows = self._read(SELECT_CONTENT_TOKENS, (conversation_id, encoding, wanted))
+        return {sha: int(tokens) for sha, tokens in rows}
+
     def delete_runtime_contents(self, conversation_id: str, sha256s: Sequence[str]) -> int:
+        self._execute(DELETE_CONTENT_TOKENS, (conversation_id, list(sha256s)))
         return int(self._fetch(DELETE_CONTENT, (conversation_id, list(sha256s)))[0][0])
 
     def delete_runtime_records(self, conversation_id: str, seqs: Sequence[int]) -> int:

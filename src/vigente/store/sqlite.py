@@ -30,7 +30,11 @@ from vigente.store.sqlite_retrieval import (
     RETRIEVAL_MIGRATIONS,
     SQLiteRetrieval,
 )
-from vigente.store.sqlite_runtime import RUNTIME_MIGRATIONS, SQLiteRuntime
+from vigente.store.sqlite_runtime import (
+    CONTENT_TOKEN_MIGRATIONS,
+    RUNTIME_MIGRATIONS,
+    SQLiteRuntime,
+)
 from vigente.time import Instant, Interval
 
 __all__ = ["SQLiteStore"]
@@ -116,6 +120,7 @@ MIGRATIONS += FIELD_MIGRATIONS  # retrieval: titles and references of documents 
 MIGRATIONS += ASSEMBLY_MIGRATIONS  # recorded context assemblies (vigente.assemble)
 MIGRATIONS += HORIZON_MIGRATIONS  # the answered knowledge horizon and recorded backfills
 MIGRATIONS += RECALL_MIGRATIONS  # recall over the runtime graph (vigente.runtime.recall)
+MIGRATIONS += CONTENT_TOKEN_MIGRATIONS  # token counts of raw results, kept at import (issue 23)
 
 # Per connection: a larger page cache, and reads through a memory map (no system call per page).
 CONNECTION_PRAGMAS = ("PRAGMA cache_size = -65536", "PRAGMA mmap_size = 1073741824")

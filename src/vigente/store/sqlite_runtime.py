@@ -25,7 +25,7 @@ from vigente.store.base import COMPACT_WAIT_MS, Compaction
 from vigente.store.record_rows import DECODED
 from vigente.time import Instant
 
-__all__ = ["RUNTIME_MIGRATIONS", "SQLiteRuntime", "blob_folder"]
+__all__ = ["CONTENT_TOKEN_MIGRATIONS", "RUNTIME_MIGRATIONS", "SQLiteRuntime", "blob_folder"]
 
 RUNTIME_MIGRATIONS: list[list[str]] = [
     # the runtime graph: conversations, records (append-only), raw contents, blobs
@@ -76,6 +76,22 @@ RUNTIME_MIGRATIONS: list[list[str]] = [
         )""",
     ],
 ]
+
+#: Token counts of raw contents, per encoding, derived once (at import for a large result) so
+#: that an assembly's transcript-replay count never reads or tokenizes the bytes again. They
+#: go with their contents (retention) and with the conversation (purge).
+CONTENT_TOKEN_MIGRATIONS: list[list[str]] = [
+    [
+        """CREATE TABLE runtime_content_tokens (
+            conversation_id TEXT NOT NULL REFERENCES runtime_conversations (conversation_id),
+            sha256          TEXT NOT NULL,
+            encoding        TEXT NOT NULL,
+            tokens          INTEGER NOT NULL,
+            PRIMARY KEY (conversation_id, sha256, encoding)
+        )""",
+    ],
+]
+
 
 def _files_holding(conn: sqlite3.Connection, db: Path, samples: Sequence[bytes]
                    ) -> tuple[str, int] | None:
@@ -155,6 +171,12 @@ SELECT_CONTENT = "SELECT bytes, data FROM runtime_contents WHERE conversation_id
 SELECT_REFERENCED = "SELECT 1 FROM runtime_contents WHERE sha256 = ? AND data IS NULL LIMIT 1"
 INSERT_BLOB = "INSERT OR IGNORE INTO runtime_blobs (sha256, data) VALUES (?, ?)"
 SELECT_BLOB = "SELECT data FROM runtime_blobs WHERE sha256 = ?"
+INSERT_CONTENT_TOKENS = """INSERT OR IGNORE INTO runtime_content_tokens
+    (conversation_id, sha256, encoding, tokens) VALUES (?, ?, ?, ?)"""
+SELECT_CONTENT_TOKENS = """SELECT sha256, tokens FROM runtime_content_tokens
+    WHERE conversation_id = ? AND encoding = ? AND sha256 IN {}"""
+DELETE_CONTENT_TOKENS = """DELETE FROM runtime_content_tokens
+    WHERE conversation_id = ? AND sha256 = ?"""
 # The read caches (tables created by ASSEMBLY_MIGRATIONS, see store/base.py).
 SELECT_AFTER = f"""SELECT {_COLUMNS} FROM runtime_records WHERE conversation_id = ? AND seq > ?
     ORDER BY seq LIMIT ?"""
@@ -190,7 +212,7 @@ SELECT_HORIZON = """SELECT seq FROM runtime_index
       AND +known_from <= :k ORDER BY seq DESC LIMIT 1 OFFSET :skip"""
 # Tables of the runtime keyed by conversation, deleted by a purge (later tables that hold
 # conversation data, such as recorded assemblies, are appended here).
-PURGE_TABLES = ["runtime_records", "runtime_contents"]
+PURGE_TABLES = ["runtime_records", "runtime_contents", "runtime_content_tokens"]
 
 _DATE = 1  # date_flags bit: known_from was given as a date
 
@@ -430,6 +452,24 @@ class SQLiteRuntime:
                 found[sha] = bytes(data) if data is not None else self._get_blob(sha)
         return found
 
+    def put_runtime_content_tokens(self, conversation_id: str,
+                                   counts: Sequence[tuple[str, str, int]]) -> None:
+        if counts:
+            with self._lock:
+                self._conn.executemany(INSERT_CONTENT_TOKENS,
+                                       [(conversation_id, *row) for row in counts])
+
+    def runtime_content_tokens(self, conversation_id: str, sha256s: Sequence[str],
+                               encoding: str) -> dict[str, int]:
+        found: dict[str, int] = {}
+        wanted = list(dict.fromkeys(sha256s))
+        for start in range(0, len(wanted), 400):
+            chunk = wanted[start:start + 400]
+            rows = self._runtime_select(SELECT_CONTENT_TOKENS.format(_in(len(chunk))),
+                                        [conversation_id, encoding, *chunk])
+            found.update((sha, int(tokens)) for sha, tokens in rows)
+        return found
+
     def delete_runtime_contents(self, conversation_id: str, sha256s: Sequence[str]) -> int:
         count = 0
         with self._lock, self._secure():
@@ -437,6 +477,7 @@ class SQLiteRuntime:
                 count += self._conn.execute(
                     "DELETE FROM runtime_contents WHERE conversation_id = ? AND sha256 = ?",
                     (conversation_id, sha)).rowcount
+                self._conn.execute(DELETE_CONTENT_TOKENS, (conversation_id, sha))
         return count
 
     def delete_runtime_records(self, conversation_id: str, seqs: Sequence[int]) -> int:
