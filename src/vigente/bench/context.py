@@ -594,7 +594,11 @@ class ContextBenchmark:
             "was fitted on 0,1)",
         )
         parser.add_argument(
-            "--policy", type=Path, default=None, help="assembly policy TOML (default: the default)"
+            "--policy",
+            type=Path,
+            default=None,
+            help="assembly policy TOML or a shipped policy's name, e.g. cache-stable (default: "
+            "the default)",
         )
         parser.add_argument(
             "--growth",
