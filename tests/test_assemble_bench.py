@@ -46,6 +46,11 @@ def test_context_benchmark_on_two_sessions() -> None:
                 assert figures[f"{p}cost_{provider}_{name}"] > 0
         # masking clears old tool results: never more history than replay
         assert figures[p + "history_tokens_masking"] <= figures[p + "history_tokens_replay"]
+        # replay only appends; masking rewrites an earlier result at nearly every call
+        assert figures[p + "rewrites_replay"] == figures[p + "rewritten_tokens_replay"] == 0
+        assert figures[p + "rewrite_at_median_replay"] is None
+        assert figures[p + "rewrites_masking"] > 0 and figures[p + "rewritten_tokens_masking"] > 0
+        assert figures[p + "rewrite_at_median_masking"] > 0
     # vigente is the same request in "short" and "published"; the baselines there get its
     # short ids and compact JSON, so they send fewer tokens than the transcript as recorded
     assert (
@@ -58,6 +63,20 @@ def test_context_benchmark_on_two_sessions() -> None:
             < figures[f"tau_original_tokens_per_call_{name}"]
             < figures[f"tau_published_tokens_per_call_{name}"]
         )
+
+
+def test_the_cache_stable_policy_never_rewrites_a_request() -> None:
+    pytest.importorskip("langchain")
+    from vigente.assemble import load_policy
+    from vigente.bench.context import run_tau
+
+    default = run_tau(shared_file(TAU), 3, Console(quiet=True))
+    stable = run_tau(shared_file(TAU), 3, Console(quiet=True), load_policy("cache-stable"))
+    # the default supersedes an earlier reading in place (the request changes there)
+    assert default["tau_short_rewrites_vigente"] > 0
+    assert stable["tau_short_rewrites_vigente"] == stable["tau_short_rewritten_tokens_vigente"] == 0
+    assert stable["tau_short_availability_vigente"] == 1.0
+    assert stable["tau_short_cost_anthropic_vigente"] < default["tau_short_cost_anthropic_vigente"]
 
 
 def test_trials_select_sessions() -> None:

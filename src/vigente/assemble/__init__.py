@@ -8,7 +8,13 @@ builds a provider-ready request from the runtime graph by an explicit, versioned
 
 from __future__ import annotations
 
-from vigente.assemble.policy import Policy, default_policy, load_policy, policy_from_document
+from vigente.assemble.policy import (
+    Policy,
+    default_policy,
+    load_policy,
+    policy_from_document,
+    shipped_policies,
+)
 from vigente.assemble.serialize import FORMATS, Serializer, serializer
 from vigente.assemble.service import ASSEMBLER_VERSION, Assembler, ContextAssembly
 from vigente.assemble.tokens import Tokenizer, count_message_tokens, tiktoken_tokenizer
@@ -26,5 +32,6 @@ __all__ = [
     "load_policy",
     "policy_from_document",
     "serializer",
+    "shipped_policies",
     "tiktoken_tokenizer",
 ]

@@ -21,7 +21,14 @@ from vigente.errors import InvalidInput
 from vigente.jsonlimits import json_depth
 from vigente.runtime.records import PRIVACY
 
-__all__ = ["ENCODINGS", "Policy", "default_policy", "load_policy", "policy_from_document"]
+__all__ = [
+    "ENCODINGS",
+    "Policy",
+    "default_policy",
+    "load_policy",
+    "policy_from_document",
+    "shipped_policies",
+]
 
 ENCODINGS = ("o200k_base", "cl100k_base")
 # "turn": the exchanges of the current agent turn (since the latest user message) stay as they
@@ -206,10 +213,24 @@ MAX_POLICY_BYTES = 1 << 20
 MAX_POLICY_DEPTH = 32
 
 
+def shipped_policies() -> tuple[str, ...]:
+    """The names of the policies shipped with vigente (``vigente/assemble/policies/NAME.toml``),
+    which :func:`load_policy` reads by name, e.g. ``cache-stable``."""
+    found = resources.files("vigente.assemble").joinpath("policies")
+    return tuple(
+        sorted(f.name[: -len(".toml")] for f in found.iterdir() if f.name.endswith(".toml"))
+    )
+
+
 def load_policy(path: str | Path) -> Policy:
-    """Read and validate a policy TOML file; bad input is an :class:`InvalidInput`. The size
-    and nesting are bounded before the TOML parser (which recurses) reads it."""
+    """Read and validate a policy TOML file, or a shipped policy by name
+    (:func:`shipped_policies`) when no file has that name; bad input is an
+    :class:`InvalidInput`. The size and nesting are bounded before the TOML parser (which
+    recurses) reads it."""
     p = Path(path)
+    if not p.exists() and str(path) in shipped_policies():
+        text = resources.files("vigente.assemble").joinpath("policies", f"{path}.toml")
+        return policy_from_document(tomllib.loads(text.read_text("utf-8")), f"shipped {path!r}")
     try:
         if p.exists() and not p.is_file():
             raise InvalidInput(f"policy file {str(p)!r} is not a regular file: give a TOML file")
@@ -224,8 +245,8 @@ def load_policy(path: str | Path) -> Policy:
         data = tomllib.loads(raw.decode("utf-8"))
     except FileNotFoundError:
         raise InvalidInput(
-            f"policy file {str(p)!r} not found: give a TOML file "
-            "(`vigente policy show` prints the default)"
+            f"policy file {str(p)!r} not found: give a TOML file or a shipped policy's name "
+            f"({', '.join(shipped_policies())}; `vigente policy show` prints the default)"
         ) from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InvalidInput(f"policy file {str(p)!r} is not valid TOML ({exc}): fix it") from None

@@ -388,6 +388,9 @@ class _Tally:
     history: dict[str, list[int]] = field(default_factory=dict)
     tokens: dict[str, list[int]] = field(default_factory=dict)
     cost: dict[str, float] = field(default_factory=dict)
+    #: per method, each request that is not the previous one and more: (the token index of the
+    #: first difference, the previous request's tokens from there on: sent again, not read)
+    rewrites: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
 
     def figures(self, prefix: str) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -414,6 +417,12 @@ class _Tally:
             for rules in PROVIDERS:
                 key = f"{rules.name}:{name}"
                 out[f"{prefix}cost_{rules.name}_{name}"] = round(self.cost.get(key, 0.0))
+            rw = self.rewrites.get(name, [])
+            out[f"{prefix}rewrites_{name}"] = len(rw)
+            out[f"{prefix}rewritten_tokens_{name}"] = sum(tail for _, tail in rw)
+            out[f"{prefix}rewrite_at_median_{name}"] = (
+                statistics.median(at for at, _ in rw) if rw else None
+            )
         return out
 
 
@@ -491,6 +500,7 @@ def run_tau(
             for name in METHODS
             for rules in PROVIDERS
         }
+        sent_before: dict[tuple[str, str], list[int]] = {}  # the previous request's tokens
         for i, m in enumerate(traj):
             if m.get("role") != "assistant" or i == 0:
                 continue
@@ -514,8 +524,14 @@ def run_tau(
                     "vigente": a.messages,
                 }
                 bills: dict[str, tuple[int, dict[str, float]]] = {}
+                rewrites: dict[str, tuple[int, int]] = {}
                 for name, request in requests.items():
                     blocks = [message_token_ids(encode, x) for x in request]
+                    flat = [t for b in blocks for t in b]
+                    last = sent_before.get((mode, name))
+                    if last is not None and (at := _prefix(last, flat)) < len(last):
+                        rewrites[name] = (at, len(last) - at)
+                    sent_before[(mode, name)] = flat
                     stable = next(
                         (k for k, x in enumerate(request) if x.get("role") != "system"), 0
                     )
@@ -529,6 +545,8 @@ def run_tau(
                 for group in mine:
                     tally = tallies[(group, mode)]
                     tally.calls += 1
+                    for name, rewrite in rewrites.items():
+                        tally.rewrites.setdefault(name, []).append(rewrite)
                     for name, (n, cost) in bills.items():
                         tally.tokens.setdefault(name, []).append(n)
                         for provider, c in cost.items():
@@ -594,7 +612,11 @@ class ContextBenchmark:
             "was fitted on 0,1)",
         )
         parser.add_argument(
-            "--policy", type=Path, default=None, help="assembly policy TOML (default: the default)"
+            "--policy",
+            type=Path,
+            default=None,
+            help="assembly policy TOML or a shipped policy's name, e.g. cache-stable (default: "
+            "the default)",
         )
         parser.add_argument(
             "--growth",
@@ -635,6 +657,9 @@ class ContextBenchmark:
                 "tokens_per_call",
                 "cost_openai",
                 "cost_anthropic",
+                "rewrites",
+                "rewritten_tokens",
+                "rewrite_at_median",
             ):
                 table.add_row(key, *[str(figures.get(f"{p}{key}_{n}", "-")) for n in METHODS])
             console.print(table)

@@ -32,7 +32,8 @@ def _emit(data: object) -> None:
     "--policy",
     "policy_file",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="A policy TOML file (default: vigente's own, `vigente policy show`).",
+    help="A policy TOML file or a shipped policy's name, e.g. cache-stable (default: "
+    "vigente's own, `vigente policy show`).",
 )
 @click.option(
     "--rehydrate",
@@ -216,8 +217,9 @@ def policy() -> None:
 @click.argument("file", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def policy_show(file: Path | None, as_json: bool) -> None:
-    """Print a policy (default: vigente's own) as TOML, with its id, version and hash: what
-    --policy and `policy check` read (--json: JSON)."""
+    """Print a policy (a file, a shipped policy's name such as cache-stable, or by default
+    vigente's own) as TOML, with its id, version and hash: what --policy and `policy check`
+    read (--json: JSON)."""
     import tomli_w
 
     pol = load_policy(file) if file is not None else default_policy()
@@ -234,7 +236,8 @@ def policy_show(file: Path | None, as_json: bool) -> None:
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def policy_check(file: Path, as_json: bool) -> None:
-    """Validate a policy file (exit 1 with the reason when it is not valid)."""
+    """Validate a policy file or a shipped policy's name (exit 1 with the reason when it is
+    not valid)."""
     pol = load_policy(file)
     if as_json:
         _emit(pol.summary())
