@@ -59,6 +59,7 @@ from vigente.runtime.records import (
     Message,
     ModelRun,
     Participant,
+    RuntimeRecord,
     SkillState,
     ToolArtifact,
     ToolCall,
@@ -353,7 +354,8 @@ class Assembler:
         if pol.get("recall", "enabled") and (
             since > 0 or any(d.reason == "budget" for d in decided.values())
         ):
-            rnd, recall_note = self._recall(rnd, gather, protected, boundary, pol, query)
+            rnd, recall_note = self._recall(rnd, gather, protected, boundary, pol, query,
+                                            granted)
             decided = rnd.decided
         since, nodes, units, trace_extra, order_key = (
             rnd.since, rnd.nodes, rnd.units, rnd.trace_extra, rnd.order_key)
@@ -628,6 +630,7 @@ class Assembler:
         boundary: Boundary,
         pol: Policy,
         query: str | None,
+        granted: Sequence[RuntimeRecord],
     ) -> tuple[_Round, dict[str, Any]]:
         """Bring back the older records most relevant to ``query`` (default: the latest user
         message) that the budget left out, within ``recall.share`` of the budget; they reach
@@ -651,7 +654,8 @@ class Assembler:
             text, conversation=boundary.conversation, branch=boundary.branch,
             participant=boundary.participant, known_at=boundary.snapshot,
             k=int(pol.get("recall", "k")), mode=str(pol.get("recall", "mode")),
-            exclude=in_request)
+            exclude=in_request, ancestry=boundary.ancestry, participants=boundary.labels,
+            granted=granted)  # what the assembly has read: not read again
         hits = [h for h in found.hits if h.kind in ("message", "memory")]
         missing = [h.ref for h in hits if h.ref not in rnd.units]
         if missing:  # below the read horizon: read them too

@@ -141,6 +141,8 @@ def _doc(row: Sequence[Any]) -> RecallDoc:
 class PostgresRecall:
     _fetch: Callable[[str, Sequence[Any] | dict[str, Any]], list[tuple[Any, ...]]]
     _read: Callable[[str, Sequence[Any] | dict[str, Any]], list[tuple[Any, ...]]]
+    _read_many: Callable[[str, Sequence[Sequence[Any] | dict[str, Any]]],
+                         list[list[tuple[Any, ...]]]]
     _execute: Callable[[str, Sequence[Any]], None]
     _execute_many: Callable[[str, Sequence[Sequence[Any]]], None]
 
@@ -189,12 +191,14 @@ class PostgresRecall:
     def runtime_recall_postings(self, conversation_ids: Sequence[str], terms: Sequence[str],
                                 known_micros: int, limit: int
                                 ) -> list[tuple[str, int, str, int, int]]:
-        out: list[tuple[str, int, str, int, int]] = []
-        for cid in conversation_ids:
-            for term in terms:
-                out += [(cid, int(seq), term, int(tf), int(length)) for seq, tf, length in
-                        self._read(SELECT_POSTINGS, (cid, term, known_micros, limit))]
-        return out
+        # one statement per conversation and term (each its own seek of the weight index),
+        # pipelined: one round trip
+        pairs = [(cid, term) for cid in conversation_ids for term in terms]
+        found = self._read_many(SELECT_POSTINGS, [(cid, term, known_micros, limit)
+                                                  for cid, term in pairs])
+        return [(cid, int(seq), term, int(tf), int(length))
+                for (cid, term), rows in zip(pairs, found, strict=True)
+                for seq, tf, length in rows]
 
     def runtime_recall_docs(self, keys: Sequence[tuple[str, int]]) -> list[RecallDoc]:
         by_conversation: dict[str, list[int]] = {}
