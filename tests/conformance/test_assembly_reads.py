@@ -322,3 +322,32 @@ def test_a_recall_given_what_an_assembly_read_is_the_recall_that_reads_it(
     assert hits
     with pytest.raises(InvalidInput, match="give conversation and branch"):
         Recall(rt).recall("x", account="acct", ancestry=[("main", None)])
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.sampled_from(["main", "side"]), st.integers(1, 12), st.integers(0, 40),
+       st.sampled_from([1, 2, 3, 5, 2_000]), st.integers(1, 9))  # fmt: skip
+def test_the_horizon_and_the_records_above_it_in_one_read_are_the_reads_it_replaces(
+    vg: Vigente, branch: str, count: int, cut: int, limit: int, minute: int
+) -> None:
+    """The read horizon of an ancestry and the records from it up to a bound, read at once,
+    are the newest of the branches' horizons and the records read after it (at most
+    ``limit``, below the bound), on a store holding them since a first example."""
+    store = vg.store
+    if not store.runtime_records(C):
+        _ready(vg)
+    k = parse_instant(T.format(minute))
+    chain = vg.runtime.ancestry(C, branch if minute >= 5 else "main", known_at=k)  # side: at 5
+    every = store.runtime_records(C)
+    below = None if cut >= len(every) else every[cut].seq
+    found = [store.runtime_horizon(C, b, upto, None, k, count) for b, upto in chain]
+    since = max((s for s in found if s is not None), default=0)
+    expected = [r for r in every if r.seq >= since and (below is None or r.seq < below)]
+    expected = expected[:limit]
+    assert store.runtime_horizon_records(C, chain, k, count, below, limit) == (since, expected)
+    with store.transaction():
+        assert store.runtime_horizon_records(C, chain, k, count, below, limit) == (
+            since, expected)  # fmt: skip
+    assert store.runtime_horizon_records(C, [], k, count, below, limit)[0] == 0

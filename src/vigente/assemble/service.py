@@ -25,7 +25,6 @@ from vigente.assemble.gather import (
     below,
     branch_rule,
     classify,
-    horizon,
     protected_ids,
     replay_tokens,
     structure,
@@ -339,7 +338,7 @@ class Assembler:
                           first, decided, seqs, cost)
 
         while True:
-            since = horizon(self.store, conversation, chain, k, page)
+            since = above.lower(chain, page)  # with the records above it: one read
             rnd = gather(since, protected)
             decided = rnd.decided
             if since == 0 or any(d.rule.startswith("budget.") for d in decided.values()):

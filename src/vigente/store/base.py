@@ -578,6 +578,25 @@ class Store(ABC):
         """The ``seq`` of the ``count``-th newest indexed ref (not an artifact) on the branch
         at ``seq <= upto`` and ``< before`` known at ``known_at``; None when there are fewer."""
 
+    def runtime_horizon_records(self, conversation_id: str,
+                                chain: Sequence[tuple[str, int | None]], known_at: Instant,
+                                count: int, below: int | None, limit: int
+                                ) -> tuple[int, list[RuntimeRecord]]:
+        """The read horizon that takes in the ``count`` newest refs of the ancestry ``chain``
+        (``(branch, upto)`` pairs): the newest of the branches' :meth:`runtime_horizon`, 0
+        when a branch has fewer everywhere; and up to ``limit`` records at ``seq >= `` it and
+        ``< below`` (every record when ``below`` is None), in ``seq`` order
+        (:meth:`runtime_records_after`), in one read where the backend can."""
+        found = [self.runtime_horizon(conversation_id, b, upto, None, known_at, count)
+                 for b, upto in chain]  # fmt: skip
+        since = max((s for s in found if s is not None), default=0)
+        if below is not None:
+            limit = min(limit, below - since)
+        if limit <= 0:
+            return since, []
+        return since, [r for r in self.runtime_records_after(conversation_id, since - 1, limit)
+                       if below is None or r.seq < below]  # fmt: skip
+
     @abstractmethod
     def runtime_group_counts(self, conversation_id: str,
                              bounds: Sequence[tuple[str, int]]) -> list[int]:
