@@ -351,3 +351,42 @@ def test_the_horizon_and_the_records_above_it_in_one_read_are_the_reads_it_repla
         assert store.runtime_horizon_records(C, chain, k, count, below, limit) == (
             since, expected)  # fmt: skip
     assert store.runtime_horizon_records(C, [], k, count, below, limit)[0] == 0
+
+
+@settings(
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(st.tuples(st.integers(0, 1), st.lists(st.sampled_from(_WORDS), min_size=1,
+                                                        max_size=5)), min_size=1, max_size=12),
+       st.lists(st.sampled_from([*_WORDS, "absent"]), max_size=5, unique=True),
+       st.integers(0, 12))  # fmt: skip
+def test_recall_statistics_in_one_read_are_the_two_reads(
+    vg: Vigente, texts: list[tuple[int, list[str]]], terms: list[str], cut: int
+) -> None:
+    """A recall's statistics (records and terms indexed, and how many records hold each term,
+    as known at K) read at once are those of the two reads it replaces; inside a transaction
+    too."""
+    account = f"statistics-{uuid.uuid4().hex}"  # one store for every example
+    cids = [f"{account}-{c}" for c in range(2)]
+    events: list[dict[str, Any]] = []
+    for cid in cids:
+        events += [dict(event="conversation", id=cid, account=account, at=T.format(0)),
+                   dict(event="participant", id="p", model="m", conversation=cid),
+                   dict(event="branch", id="main", conversation=cid)]  # fmt: skip
+    for n, (c, words) in enumerate(texts):
+        events.append(dict(event="message", id=f"m{n}", branch="main", role="assistant",
+                           content=" ".join(words), conversation=cids[c],
+                           at=T.format(n + 1)))  # fmt: skip
+    vg.runtime.import_events([json.dumps(e) for e in events])
+    vg.runtime.recall("fare", account=account, mode="lexical")  # the index caught up
+    store = vg.store
+    known = parse_instant(T.format(cut)).micros + 30_000_000
+    for asked in ([*cids, f"{account}-none"], cids[1:], []):
+        docs, length = store.runtime_recall_stats(asked, known)
+        counts = store.runtime_recall_term_counts(asked, terms, known)
+        assert store.runtime_recall_statistics(asked, terms, known) == (docs, length, counts)
+        with store.transaction():
+            assert store.runtime_recall_statistics(asked, terms, known) == (docs, length, counts)
+        held = [words for n, (c, words) in enumerate(texts) if cids[c] in asked and n + 1 <= cut]
+        assert docs == len(held)
+        assert counts == {t: sum(1 for words in held if t in words) for t in terms}

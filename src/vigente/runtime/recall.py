@@ -428,11 +428,11 @@ class _Ranker:
         terms = list(dict.fromkeys(_terms(text)))
         if not terms:
             return []
-        n, total = self.store.runtime_recall_stats(self.conversations, self.known)
+        n, total, df = self.store.runtime_recall_statistics(self.conversations, terms,
+                                                            self.known)
         if not n:
             return []
         avg = total / n
-        df = self.store.runtime_recall_term_counts(self.conversations, terms, self.known)
         common = [t for t in terms if df[t] > MAX_POSTINGS]
         if common:
             notes.append(f"skipped as too common to rank: {', '.join(common)}")

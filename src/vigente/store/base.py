@@ -639,6 +639,16 @@ class Store(ABC):
         """For each term, how many indexed records known at ``known_micros`` hold it (a seek
         per conversation and term, not a count of rows)."""
 
+    def runtime_recall_statistics(self, conversation_ids: Sequence[str], terms: Sequence[str],
+                                  known_micros: int) -> tuple[int, int, dict[str, int]]:
+        """:meth:`runtime_recall_stats` and :meth:`runtime_recall_term_counts` together, in one
+        read where the backend can (the counts are all 0 when no record is indexed)."""
+        docs, length = self.runtime_recall_stats(conversation_ids, known_micros)
+        if not docs or not terms:
+            return docs, length, dict.fromkeys(terms, 0)
+        return docs, length, self.runtime_recall_term_counts(conversation_ids, terms,
+                                                             known_micros)
+
     @abstractmethod
     def runtime_recall_postings(self, conversation_ids: Sequence[str], terms: Sequence[str],
                                 known_micros: int, limit: int

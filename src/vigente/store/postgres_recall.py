@@ -96,6 +96,15 @@ SELECT_DF = """SELECT t.term, (SELECT r.ordinal FROM runtime_recall_terms r
         WHERE r.conversation_id = %s AND r.term = t.term AND r.known_from <= %s
         ORDER BY r.known_from DESC, r.ordinal DESC LIMIT 1)
     FROM unnest(%s::text[]) AS t (term)"""
+# SELECT_STATS and SELECT_DF of one conversation in one statement (one row)
+SELECT_STATISTICS = """SELECT s.cum_docs, s.cum_length, ARRAY(
+        SELECT coalesce((SELECT r.ordinal FROM runtime_recall_terms r
+            WHERE r.conversation_id = %(c)s AND r.term = t.term AND r.known_from <= %(k)s
+            ORDER BY r.known_from DESC, r.ordinal DESC LIMIT 1), 0)
+        FROM unnest(%(t)s::text[]) WITH ORDINALITY AS t (term, n) ORDER BY t.n)
+    FROM (SELECT 1) AS one LEFT JOIN LATERAL (SELECT cum_docs, cum_length FROM runtime_recall
+        WHERE conversation_id = %(c)s AND known_from <= %(k)s
+        ORDER BY known_from DESC, seq DESC LIMIT 1) s ON true"""
 SELECT_POSTINGS = """SELECT seq, tf, length FROM runtime_recall_terms
     WHERE conversation_id = %s AND term = %s AND known_from <= %s
     ORDER BY weight DESC, seq LIMIT %s"""
@@ -187,6 +196,19 @@ class PostgresRecall:
             for term, ordinal in self._read(SELECT_DF, (cid, known_micros, list(terms))):
                 out[term] += int(ordinal or 0)
         return out
+
+    def runtime_recall_statistics(self, conversation_ids: Sequence[str], terms: Sequence[str],
+                                  known_micros: int) -> tuple[int, int, dict[str, int]]:
+        docs = length = 0
+        counts = dict.fromkeys(terms, 0)
+        found = self._read_many(SELECT_STATISTICS, [
+            {"c": cid, "k": known_micros, "t": list(terms)} for cid in conversation_ids])
+        for ((d, n, ordinals),) in found:  # one row per conversation
+            if d is not None:
+                docs, length = docs + int(d), length + int(n)
+            for term, ordinal in zip(terms, ordinals, strict=True):
+                counts[term] += int(ordinal)
+        return docs, length, counts
 
     def runtime_recall_postings(self, conversation_ids: Sequence[str], terms: Sequence[str],
                                 known_micros: int, limit: int
