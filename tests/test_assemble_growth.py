@@ -5,6 +5,8 @@ rebuild matches, and replay tokens equal a count of the whole transcript."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from vigente import Vigente
@@ -81,3 +83,26 @@ def test_replay_tokens_grow_with_the_session(vg: Vigente) -> None:
         sizes.append((a.record["tokens"]["replay"], a.record["tokens"]["assembled"]))
     assert sizes[1][0] > 1.6 * sizes[0][0]
     assert all(assembled <= 2_000 for _, assembled in sizes)
+
+
+def test_growth_on_both_backends_in_one_run_reports_their_ratio(postgres_server: Any) -> None:
+    """``context --growth --backend both``: the same session on SQLite and PostgreSQL, the
+    same figures on each, the same selection, and the ratio of their p50s."""
+    from rich.console import Console
+
+    from vigente.bench._backends import PostgresBackend, SQLiteBackend
+    from vigente.bench._growth import run_growth_pair
+
+    sqlite, postgres = SQLiteBackend(), PostgresBackend(postgres_server.get_uri())
+    try:
+        figures = run_growth_pair(sqlite, postgres, [10], 2, Console(quiet=True))
+    finally:
+        postgres.close()
+        sqlite.close()
+    assert figures["growth_backend"] == "sqlite+postgres" and figures["same_selection_10"]
+    lite, pg = figures["assembly_p50_ms_10_sqlite"], figures["assembly_p50_ms_10_postgres"]
+    assert figures["postgres_vs_sqlite_10"] == round(pg / lite, 2)
+    for name in ("replay_tokens", "assembled_tokens", "trace_refs", "not_read", "budget"):
+        assert figures[f"{name}_10_sqlite"] == figures[f"{name}_10_postgres"]
+    assert figures["trace_refs_10_sqlite"] == 23
+    assert figures["rebuild_matches_10_sqlite"] and figures["rebuild_matches_10_postgres"]

@@ -1,19 +1,24 @@
 """The reads an assembly batches, on every backend: raw contents of many digests in one read
 (inline and in the blob store, unknown and erased ones), the protected state in one read, and
-the reader's ancestry and candidates from what the caller has read already — each the same as
+the reader's ancestry and candidates from what the caller has read already, a recall's postings
+of every term in one round trip, and a recall given what an assembly read — each the same as
 the one-by-one reads it replaces."""
 
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from vigente import InvalidInput, Vigente
 from vigente.runtime.content import INLINE_LIMIT
-from vigente.runtime.records import from_record
+from vigente.runtime.recall import Recall
+from vigente.runtime.records import from_record, term_weight
 from vigente.store.base import Store
 from vigente.time import parse_instant
 
@@ -217,3 +222,171 @@ def test_candidates_from_the_shares_and_promotions_read_with_the_structure(
                     assert given == found
                     reaches |= {c.reach for c in found.records}
     assert reaches & {"shared", "promoted"}
+
+
+_WORDS = ["fare", "seat", "genoa", "milan", "train", "bus", "refund"]
+
+
+@settings(
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(st.tuples(st.integers(0, 1), st.lists(st.sampled_from(_WORDS), min_size=1,
+                                                        max_size=5)), min_size=1, max_size=12),
+       st.lists(st.sampled_from([*_WORDS, "absent"]), max_size=5, unique=True), st.integers(1, 4),
+       st.integers(0, 12))  # fmt: skip
+def test_postings_of_many_terms_in_one_read_are_the_reads_term_by_term(
+    vg: Vigente, texts: list[tuple[int, list[str]]], terms: list[str], limit: int, cut: int
+) -> None:
+    """The postings of every conversation and term of a recall, read at once, are those read
+    one conversation and one term at a time, in that order, each its most weighty first (then
+    by seq) and at most ``limit``; inside a transaction too."""
+    account = f"postings-{uuid.uuid4().hex}"  # one store for every example
+    cids = [f"{account}-{c}" for c in range(2)]
+    events: list[dict[str, Any]] = []
+    for cid in cids:
+        events += [dict(event="conversation", id=cid, account=account, at=T.format(0)),
+                   dict(event="participant", id="p", model="m", conversation=cid),
+                   dict(event="branch", id="main", conversation=cid)]  # fmt: skip
+    for n, (c, words) in enumerate(texts):
+        events.append(dict(event="message", id=f"m{n}", branch="main", role="assistant",
+                           content=" ".join(words), conversation=cids[c],
+                           at=T.format(n + 1)))  # fmt: skip
+    vg.runtime.import_events([json.dumps(e) for e in events])
+    vg.runtime.recall("fare", account=account, mode="lexical")  # the index caught up
+    store = vg.store
+    known = parse_instant(T.format(cut) if cut else T.format(0)).micros + 30_000_000
+    asked = [*reversed(cids), f"{account}-none"]
+    one_by_one = [
+        p
+        for cid in asked
+        for term in terms
+        for p in store.runtime_recall_postings([cid], [term], known, limit)
+    ]
+    assert store.runtime_recall_postings(asked, terms, known, limit) == one_by_one
+    with store.transaction():
+        assert store.runtime_recall_postings(asked, terms, known, limit) == one_by_one
+    groups: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    for cid, seq, term, tf, length in one_by_one:
+        groups.setdefault((cid, term), []).append((-term_weight(tf, length), seq))
+    for (cid, term), found in groups.items():
+        assert found == sorted(found) and len(found) <= limit
+        held = sum(1 for n, (c, words) in enumerate(texts)
+                   if cids[c] == cid and term in words and n + 1 <= cut)  # fmt: skip
+        assert len(found) == min(held, limit)
+
+
+@pytest.mark.parametrize("fixture", ["participant_visibility", "subagent_promotion"])
+def test_a_recall_given_what_an_assembly_read_is_the_recall_that_reads_it(
+    vg: Vigente, fixture: str
+) -> None:
+    """A recall handed the branch's ancestry, the participants and the shares and promotions
+    (as an assembly does) finds what the recall that reads them itself finds, for every branch
+    and participant, including a query that names a participant."""
+    lines = (SCENARIOS / f"{fixture}.jsonl").read_text("utf-8").splitlines()
+    events = [line for line in lines if line.strip() and json.loads(line)["event"] != "expect"]
+    report = vg.runtime.import_events(events, now=json.loads(events[-1]).get("at"))
+    store, rt = vg.store, vg.runtime
+    hits = 0
+    for conversation in report.conversations:
+        k = store.runtime_latest_knowledge(conversation)
+        assert k is not None
+        every = store.runtime_records(conversation, known_at=k)
+        granted = store.runtime_records(conversation, kinds=["share", "promotion"], known_at=k)
+        labels = [(r.record_id, r.payload.get("label")) for r in every
+                  if r.kind == "participant"]  # fmt: skip
+        words = " ".join(str(r.payload.get("content", "")) for r in every
+                         if r.kind == "message")  # fmt: skip
+        queries = [words[:200] or "anything", f"what did {labels[0][0]} say"]
+        for branch in [r.record_id for r in every if r.kind == "branch"]:
+            chain = rt.ancestry(conversation, branch, known_at=k)
+            for participant, _ in labels:
+                for query in queries:
+                    asked = dict(
+                        conversation=conversation,
+                        branch=branch,
+                        participant=participant,
+                        known_at=k,
+                        mode="lexical",
+                        k=20,
+                    )
+                    found = Recall(rt).recall(query, **asked)  # type: ignore[arg-type]
+                    given = Recall(rt).recall(
+                        query,
+                        **asked,  # type: ignore[arg-type]
+                        ancestry=chain,
+                        participants=labels,
+                        granted=granted,
+                    )
+                    assert given == found
+                    hits += len(found.hits)
+    assert hits
+    with pytest.raises(InvalidInput, match="give conversation and branch"):
+        Recall(rt).recall("x", account="acct", ancestry=[("main", None)])
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.sampled_from(["main", "side"]), st.integers(1, 12), st.integers(0, 40),
+       st.sampled_from([1, 2, 3, 5, 2_000]), st.integers(1, 9))  # fmt: skip
+def test_the_horizon_and_the_records_above_it_in_one_read_are_the_reads_it_replaces(
+    vg: Vigente, branch: str, count: int, cut: int, limit: int, minute: int
+) -> None:
+    """The read horizon of an ancestry and the records from it up to a bound, read at once,
+    are the newest of the branches' horizons and the records read after it (at most
+    ``limit``, below the bound), on a store holding them since a first example."""
+    store = vg.store
+    if not store.runtime_records(C):
+        _ready(vg)
+    k = parse_instant(T.format(minute))
+    chain = vg.runtime.ancestry(C, branch if minute >= 5 else "main", known_at=k)  # side: at 5
+    every = store.runtime_records(C)
+    below = None if cut >= len(every) else every[cut].seq
+    found = [store.runtime_horizon(C, b, upto, None, k, count) for b, upto in chain]
+    since = max((s for s in found if s is not None), default=0)
+    expected = [r for r in every if r.seq >= since and (below is None or r.seq < below)]
+    expected = expected[:limit]
+    assert store.runtime_horizon_records(C, chain, k, count, below, limit) == (since, expected)
+    with store.transaction():
+        assert store.runtime_horizon_records(C, chain, k, count, below, limit) == (
+            since, expected)  # fmt: skip
+    assert store.runtime_horizon_records(C, [], k, count, below, limit)[0] == 0
+
+
+@settings(
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(st.tuples(st.integers(0, 1), st.lists(st.sampled_from(_WORDS), min_size=1,
+                                                        max_size=5)), min_size=1, max_size=12),
+       st.lists(st.sampled_from([*_WORDS, "absent"]), max_size=5, unique=True),
+       st.integers(0, 12))  # fmt: skip
+def test_recall_statistics_in_one_read_are_the_two_reads(
+    vg: Vigente, texts: list[tuple[int, list[str]]], terms: list[str], cut: int
+) -> None:
+    """A recall's statistics (records and terms indexed, and how many records hold each term,
+    as known at K) read at once are those of the two reads it replaces; inside a transaction
+    too."""
+    account = f"statistics-{uuid.uuid4().hex}"  # one store for every example
+    cids = [f"{account}-{c}" for c in range(2)]
+    events: list[dict[str, Any]] = []
+    for cid in cids:
+        events += [dict(event="conversation", id=cid, account=account, at=T.format(0)),
+                   dict(event="participant", id="p", model="m", conversation=cid),
+                   dict(event="branch", id="main", conversation=cid)]  # fmt: skip
+    for n, (c, words) in enumerate(texts):
+        events.append(dict(event="message", id=f"m{n}", branch="main", role="assistant",
+                           content=" ".join(words), conversation=cids[c],
+                           at=T.format(n + 1)))  # fmt: skip
+    vg.runtime.import_events([json.dumps(e) for e in events])
+    vg.runtime.recall("fare", account=account, mode="lexical")  # the index caught up
+    store = vg.store
+    known = parse_instant(T.format(cut)).micros + 30_000_000
+    for asked in ([*cids, f"{account}-none"], cids[1:], []):
+        docs, length = store.runtime_recall_stats(asked, known)
+        counts = store.runtime_recall_term_counts(asked, terms, known)
+        assert store.runtime_recall_statistics(asked, terms, known) == (docs, length, counts)
+        with store.transaction():
+            assert store.runtime_recall_statistics(asked, terms, known) == (docs, length, counts)
+        held = [words for n, (c, words) in enumerate(texts) if cids[c] in asked and n + 1 <= cut]
+        assert docs == len(held)
+        assert counts == {t: sum(1 for words in held if t in words) for t in terms}

@@ -212,9 +212,26 @@ class Horizon:
         self._low: int | None = None  # the lowest seq read so far
         self._records: list[RuntimeRecord] = []
 
+    def lower(self, chain: Sequence[tuple[str, int | None]], count: int) -> int:
+        """:func:`horizon` of ``count`` refs, and the records above it read with it (one read
+        of the store: :meth:`~vigente.store.base.Store.runtime_horizon_records`): the next
+        :meth:`since` of it reads no more unless they were more than a batch."""
+        since, batch = self._store.runtime_horizon_records(
+            self._conversation, chain, self._k, count, self._low, _BATCH
+        )
+        if self._low is None or since < self._low:
+            self._take(since, batch)
+        return since
+
     def since(self, since: int) -> list[RuntimeRecord]:
         if self._low is not None and since >= self._low:
             return [r for r in self._records if r.seq >= since]
+        self._take(since, None)
+        return list(self._records)
+
+    def _take(self, since: int, first: list[RuntimeRecord] | None) -> None:
+        """Read the records from ``since`` up to those held (``first``: the first batch of
+        them, read already)."""
         older: list[RuntimeRecord] = []
         mark = since - 1
         while True:
@@ -222,7 +239,10 @@ class Horizon:
             limit = _BATCH if self._low is None else min(_BATCH, self._low - 1 - mark)
             if limit <= 0:
                 break
-            batch = self._store.runtime_records_after(self._conversation, mark, limit)
+            if first is not None:
+                batch, first = first, None
+            else:
+                batch = self._store.runtime_records_after(self._conversation, mark, limit)
             for r in batch:
                 if r.known_from > self._k or (self._low is not None and r.seq >= self._low):
                     batch = []  # knowledge only grows with seq within a conversation
@@ -233,7 +253,6 @@ class Horizon:
             mark = batch[-1].seq
         self._records = older + self._records
         self._low = since
-        return list(self._records)
 
 
 def classify(

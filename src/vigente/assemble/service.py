@@ -25,7 +25,6 @@ from vigente.assemble.gather import (
     below,
     branch_rule,
     classify,
-    horizon,
     protected_ids,
     replay_tokens,
     structure,
@@ -59,6 +58,7 @@ from vigente.runtime.records import (
     Message,
     ModelRun,
     Participant,
+    RuntimeRecord,
     SkillState,
     ToolArtifact,
     ToolCall,
@@ -338,7 +338,7 @@ class Assembler:
                           first, decided, seqs, cost)
 
         while True:
-            since = horizon(self.store, conversation, chain, k, page)
+            since = above.lower(chain, page)  # with the records above it: one read
             rnd = gather(since, protected)
             decided = rnd.decided
             if since == 0 or any(d.rule.startswith("budget.") for d in decided.values()):
@@ -353,7 +353,8 @@ class Assembler:
         if pol.get("recall", "enabled") and (
             since > 0 or any(d.reason == "budget" for d in decided.values())
         ):
-            rnd, recall_note = self._recall(rnd, gather, protected, boundary, pol, query)
+            rnd, recall_note = self._recall(rnd, gather, protected, boundary, pol, query,
+                                            granted)
             decided = rnd.decided
         since, nodes, units, trace_extra, order_key = (
             rnd.since, rnd.nodes, rnd.units, rnd.trace_extra, rnd.order_key)
@@ -628,6 +629,7 @@ class Assembler:
         boundary: Boundary,
         pol: Policy,
         query: str | None,
+        granted: Sequence[RuntimeRecord],
     ) -> tuple[_Round, dict[str, Any]]:
         """Bring back the older records most relevant to ``query`` (default: the latest user
         message) that the budget left out, within ``recall.share`` of the budget; they reach
@@ -651,7 +653,8 @@ class Assembler:
             text, conversation=boundary.conversation, branch=boundary.branch,
             participant=boundary.participant, known_at=boundary.snapshot,
             k=int(pol.get("recall", "k")), mode=str(pol.get("recall", "mode")),
-            exclude=in_request)
+            exclude=in_request, ancestry=boundary.ancestry, participants=boundary.labels,
+            granted=granted)  # what the assembly has read: not read again
         hits = [h for h in found.hits if h.kind in ("message", "memory")]
         missing = [h.ref for h in hits if h.ref not in rnd.units]
         if missing:  # below the read horizon: read them too

@@ -6,7 +6,9 @@ with the memory the default extractor derives from it) and the assistant's answe
 is imported into a fresh database of the backend, assembled once (the first assembly fills the
 read index and the replay token counts), then assembled ``reads`` more times; the figures are
 the p50 of those, the replay tokens (every message, call and raw result) and the assembled
-tokens against the budget, and whether the trace accounts for every context record.
+tokens against the budget, and whether the trace accounts for every context record. With
+``--backend both`` each size runs on SQLite and PostgreSQL in one run, their assemblies taken in
+turn, and ``postgres_vs_sqlite_<size>`` is the ratio of the two p50s (:func:`run_growth_pair`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 from vigente.api import Vigente
 from vigente.bench._backends import Backend
 
-__all__ = ["SIZES", "accounted", "growth_events", "run_growth", "run_growth_cli"]
+__all__ = ["SIZES", "accounted", "growth_events", "run_growth", "run_growth_cli", "run_growth_pair"]
 
 SIZES = (10, 100, 1_000, 10_000, 100_000)
 CALLS_PER_TURN = 10
@@ -136,49 +138,82 @@ def accounted(record: dict[str, Any]) -> int:
     )
 
 
+_LABELS = {10: "10", 100: "100", 1_000: "1k", 10_000: "10k", 100_000: "100k"}
+
+
+class _Session:
+    """One size's session in a fresh database of ``backend``: imported, settled and assembled
+    once (the first assembly fills the caches), then timed one assembly at a time."""
+
+    def __init__(self, backend: Backend, size: int) -> None:
+        self.backend = backend
+        self.url = backend.fresh(f"growth{size}")
+        self.vg: Vigente | None = None
+        self.times: list[float] = []
+        try:
+            self.vg = Vigente.open(self.url)
+            started = time.perf_counter()
+            for lines in growth_events("growth", size):
+                self.vg.runtime.import_events(lines)
+            self.imported = time.perf_counter() - started
+            backend.settle(self.url)
+            started = time.perf_counter()
+            self.first = self.vg.assembly.assemble("growth", "main", "agent")
+            self.cold = time.perf_counter() - started
+        except BaseException:
+            self.close()
+            raise
+        self.last = self.first
+
+    def assemble(self) -> None:
+        assert self.vg is not None
+        started = time.perf_counter()
+        self.last = self.vg.assembly.assemble("growth", "main", "agent")
+        self.times.append((time.perf_counter() - started) * 1000)
+
+    def figures(self, label: str, suffix: str = "") -> dict[str, Any]:
+        assert self.vg is not None
+        a = self.last
+        rebuilt = self.vg.assembly.rebuild(a.id)
+        assert self.first.record["selection_hash"] == a.record["selection_hash"]
+        tokens = a.record["tokens"]
+        return {
+            f"assembly_p50_ms_{label}{suffix}": round(statistics.median(self.times), 2),
+            f"replay_tokens_{label}{suffix}": tokens["replay"],
+            f"assembled_tokens_{label}{suffix}": tokens["assembled"],
+            f"budget_{label}{suffix}": a.record["budget"],
+            f"trace_refs_{label}{suffix}": accounted(a.record),
+            f"not_read_{label}{suffix}": sum(r["records"] for r in a.record["horizon"]["not_read"]),
+            f"first_assembly_s_{label}{suffix}": round(self.cold, 2),
+            f"import_s_{label}{suffix}": round(self.imported, 1),
+            f"rebuild_matches_{label}{suffix}": rebuilt["matches"],
+        }
+
+    def close(self) -> None:
+        try:
+            if self.vg is not None:
+                self.vg.close()
+        finally:
+            self.backend.discard(self.url)
+
+
 def run_growth(backend: Backend, sizes: Sequence[int], reads: int, log: Any) -> dict[str, Any]:
     figures: dict[str, Any] = {"growth_backend": backend.name, "growth_reads": reads}
     for size in sizes:
-        label = {10: "10", 100: "100", 1_000: "1k", 10_000: "10k", 100_000: "100k"}.get(
-            size, str(size)
-        )
-        url = backend.fresh(f"growth{size}")
+        label = _LABELS.get(size, str(size))
+        session = _Session(backend, size)
         try:
-            with Vigente.open(url) as vg:
-                started = time.perf_counter()
-                for lines in growth_events("growth", size):
-                    vg.runtime.import_events(lines)
-                imported = time.perf_counter() - started
-                backend.settle(url)
-                started = time.perf_counter()
-                first = vg.assembly.assemble("growth", "main", "agent")
-                cold = time.perf_counter() - started
-                times = []
-                for _ in range(reads):
-                    started = time.perf_counter()
-                    a = vg.assembly.assemble("growth", "main", "agent")
-                    times.append((time.perf_counter() - started) * 1000)
-                rebuilt = vg.assembly.rebuild(a.id)
-            tokens = a.record["tokens"]
-            figures[f"assembly_p50_ms_{label}"] = round(statistics.median(times), 2)
-            figures[f"replay_tokens_{label}"] = tokens["replay"]
-            figures[f"assembled_tokens_{label}"] = tokens["assembled"]
-            figures[f"budget_{label}"] = a.record["budget"]
-            figures[f"trace_refs_{label}"] = accounted(a.record)
-            figures[f"not_read_{label}"] = sum(
-                r["records"] for r in a.record["horizon"]["not_read"]
-            )
-            figures[f"first_assembly_s_{label}"] = round(cold, 2)
-            figures[f"import_s_{label}"] = round(imported, 1)
-            figures[f"rebuild_matches_{label}"] = rebuilt["matches"]
-            assert first.record["selection_hash"] == a.record["selection_hash"]
-            log.print(
-                f"  {size} tool calls: p50 {figures[f'assembly_p50_ms_{label}']} ms, "
-                f"replay {tokens['replay']} / assembled {tokens['assembled']} tokens, "
-                f"import {imported:.1f} s, first assembly {cold:.2f} s"
-            )
+            for _ in range(reads):
+                session.assemble()
+            figures |= session.figures(label)
         finally:
-            backend.discard(url)
+            session.close()
+        tokens = session.last.record["tokens"]
+        log.print(
+            f"  {size} tool calls: p50 {figures[f'assembly_p50_ms_{label}']} ms, "
+            f"replay {tokens['replay']} / assembled {tokens['assembled']} tokens, "
+            f"import {session.imported:.1f} s, first assembly {session.cold:.2f} s"
+        )
     if "assembly_p50_ms_1k" in figures and "assembly_p50_ms_100k" in figures:
         figures["assembly_growth_100k_over_1k"] = round(
             figures["assembly_p50_ms_100k"] / figures["assembly_p50_ms_1k"], 2
@@ -186,11 +221,58 @@ def run_growth(backend: Backend, sizes: Sequence[int], reads: int, log: Any) -> 
     return figures
 
 
+def run_growth_pair(
+    sqlite: Backend, postgres: Backend, sizes: Sequence[int], reads: int, log: Any
+) -> dict[str, Any]:
+    """The growth part on both backends in one run: per size the same session in a fresh
+    database of each, then ``reads`` assemblies taken in turn (SQLite, PostgreSQL, SQLite,
+    ...), so that the machine's load weighs on both alike; ``postgres_vs_sqlite_<size>`` is
+    the ratio of their p50s, and ``same_selection_<size>`` whether both assembled the same
+    selection (the selection hash of the record)."""
+    figures: dict[str, Any] = {"growth_backend": "sqlite+postgres", "growth_reads": reads}
+    for size in sizes:
+        label = _LABELS.get(size, str(size))
+        sessions = []
+        try:
+            for backend in (sqlite, postgres):
+                sessions.append(_Session(backend, size))
+            for _ in range(reads):
+                for session in sessions:
+                    session.assemble()
+            for session in sessions:
+                figures |= session.figures(label, f"_{session.backend.name}")
+        finally:
+            for session in sessions:
+                session.close()
+        lite, pg = (figures[f"assembly_p50_ms_{label}_{b}"] for b in ("sqlite", "postgres"))
+        figures[f"postgres_vs_sqlite_{label}"] = round(pg / lite, 2)
+        figures[f"same_selection_{label}"] = (
+            sessions[0].last.record["selection_hash"] == sessions[1].last.record["selection_hash"]
+        )
+        log.print(
+            f"  {size} tool calls: p50 SQLite {lite} ms, PostgreSQL {pg} ms: "
+            f"{figures[f'postgres_vs_sqlite_{label}']}x; first assembly "
+            f"{sessions[0].cold:.2f} / {sessions[1].cold:.2f} s"
+        )
+    return figures
+
+
 def run_growth_cli(args: Any, log: Any) -> dict[str, Any]:
-    """``python -m vigente.bench context --growth SIZES [--backend postgres] [--reads N]``."""
+    """``python -m vigente.bench context --growth SIZES [--backend postgres|both]
+    [--reads N]``."""
     from vigente.bench._backends import open_backend
 
     sizes = [int(x.replace("_", "")) for x in args.growth.split(",") if x.strip()]
+    if args.backend == "both":
+        sqlite = open_backend("sqlite", sqlite_path=None, postgres_url=None)
+        try:
+            postgres = open_backend("postgres", sqlite_path=None, postgres_url=args.postgres_url)
+            try:
+                return run_growth_pair(sqlite, postgres, sizes, args.reads, log)
+            finally:
+                postgres.close()
+        finally:
+            sqlite.close()
     backend = open_backend(args.backend, sqlite_path=None, postgres_url=args.postgres_url)
     try:
         return run_growth(backend, sizes, args.reads, log)

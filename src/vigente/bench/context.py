@@ -623,7 +623,13 @@ class ContextBenchmark:
             metavar="SIZES",
             help="only the growth part: comma-separated tool-call counts (e.g. 10,100,1000)",
         )
-        parser.add_argument("--backend", choices=("sqlite", "postgres"), default="sqlite")
+        parser.add_argument(
+            "--backend",
+            choices=("sqlite", "postgres", "both"),
+            default="sqlite",
+            help="growth: both = each size on SQLite and PostgreSQL in one run, assemblies in "
+            "turn, with postgres_vs_sqlite",
+        )
         parser.add_argument("--postgres-url", help="server for --backend postgres")
         parser.add_argument("--reads", type=int, default=20, help="growth: assemblies timed")
 

@@ -271,11 +271,17 @@ class Recall:
     def recall(self, query: str, *, conversation: str | None = None,
                account: str | None = None, branch: str | None = None,
                participant: str | None = None, known_at: TimeLike | None = None,
-               k: int = 10, mode: str = "auto", exclude: Sequence[int] = ()
-               ) -> RecallResult:
+               k: int = 10, mode: str = "auto", exclude: Sequence[int] = (),
+               ancestry: Sequence[tuple[str, int | None]] | None = None,
+               participants: Sequence[tuple[str, str | None]] | None = None,
+               granted: Sequence[RuntimeRecord] | None = None) -> RecallResult:
         """The ``k`` records most relevant to ``query`` (see the module's description).
         ``exclude``: seqs of ``conversation`` that are not to be returned (an assembly's
-        records already in the request)."""
+        records already in the request). What the caller has read of ``conversation`` as
+        known at ``known_at`` is not read again (an assembly has): ``ancestry``, the branch's
+        (:meth:`~vigente.runtime.reader.RuntimeReads.ancestry`; the conversation and the branch
+        are then known to exist), ``participants``, its participants' ``(id, label)``, and
+        ``granted``, its share and promotion records."""
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("a recall needs a query: the words to look for")
         if len(query) > MAX_QUERY_CHARS:
@@ -295,9 +301,14 @@ class Recall:
         if branch is not None and conversation is None:
             raise InvalidInput("--branch and --participant name a branch of one conversation: "
                                "give --conversation with them")
+        if (ancestry is not None or participants is not None or granted is not None) and (
+                conversation is None or branch is None):
+            raise InvalidInput("ancestry, participants and granted are what was read of the "
+                               "branch of one conversation: give conversation and branch")
         k_at = self.reads._at(known_at)
         if conversation is not None:
-            self.reads.conversation(conversation)
+            if ancestry is None:
+                self.reads.conversation(conversation)
             conversations = [conversation]
             scope: dict[str, Any] = {"conversation": conversation}
         else:
@@ -308,7 +319,8 @@ class Recall:
             scope |= {"branch": branch, "participant": participant}
             assert conversation is not None and participant is not None
             # an unknown branch is refused here, before anything is searched
-            chain = self.reads.ancestry(conversation, branch, known_at=k_at)
+            chain = (list(ancestry) if ancestry is not None
+                     else self.reads.ancestry(conversation, branch, known_at=k_at))
         notes: list[str] = []
         embedder = self._embedder_for(mode)
         if mode == "auto" and embedder is None:
@@ -344,14 +356,15 @@ class Recall:
                 notes.append(window.describe())
             if window.start is not None or window.end is not None:
                 lists.append(("time", ranker.between(window)))
-        person = _person(query, self.reads, conversations, k_at)
+        person = _person(query, self.reads, conversations, k_at, participants)
         fused = _fuse(lists, ranker, person)
-        hits = self._visible(fused, k, conversation, branch, participant, k_at, chain)
+        hits = self._visible(fused, k, conversation, branch, participant, k_at, chain, granted)
         return RecallResult(query, k_at, tuple(hits), tuple(notes), used, scope)
 
     def _visible(self, fused: list[tuple[RecallDoc, float, tuple[str, ...]]], k: int,
                  conversation: str | None, branch: str | None, participant: str | None,
-                 k_at: Instant, chain: Sequence[tuple[str, int | None]]) -> list[RecallHit]:
+                 k_at: Instant, chain: Sequence[tuple[str, int | None]],
+                 granted: Sequence[RuntimeRecord] | None = None) -> list[RecallHit]:
         out: list[RecallHit] = []
         start = 0
         while len(out) < k and start < len(fused):
@@ -359,9 +372,11 @@ class Recall:
             start += len(chunk)
             if branch is not None:
                 assert conversation is not None and participant is not None
+                # nothing is at seq >= 1 << 62 (read: none): only the records named are read
                 cands = self.reads.candidates(conversation, branch, participant,
                                               known_at=k_at, since=1 << 62, ancestry=chain,
-                                              include=sorted({d.record_id for d, _, _ in chunk}))
+                                              include=sorted({d.record_id for d, _, _ in chunk}),
+                                              read=(), granted=granted)
                 seen = {c.node.seq for c in cands.records}
                 chunk = [c for c in chunk if c[0].seq in seen]
             for d, score, why in chunk:
@@ -373,21 +388,24 @@ class Recall:
         return out
 
 
-def _person(query: str, reads: RuntimeReads, conversations: Sequence[str], k_at: Instant
+def _person(query: str, reads: RuntimeReads, conversations: Sequence[str], k_at: Instant,
+            participants: Sequence[tuple[str, str | None]] | None = None
             ) -> tuple[str | None, set[str]]:
     """Who the query asks about: ``user``/``assistant`` (first/second person) and the
-    participants it names (their id or speaker label)."""
+    participants it names (their id or speaker label; ``participants``: those of the one
+    conversation, when the caller has read them)."""
     words = set(query.casefold().replace("’", "'").split())
     words |= set(fold(query).split())
     role = "user" if words & _FIRST_PERSON else ("assistant" if words & _SECOND_PERSON else None)
     named: set[str] = set()
-    for c in conversations:
-        for r in reads.store.runtime_records(c, kinds=["participant"], known_at=k_at):
-            label = r.payload.get("label")
-            for name in (r.record_id, label):
-                if isinstance(name, str) and len(name) > 2 and fold(name) and set(
-                        fold(name).split()) <= words:
-                    named.add(r.record_id)
+    known = (list(participants) if participants is not None else
+             [(r.record_id, r.payload.get("label")) for c in conversations
+              for r in reads.store.runtime_records(c, kinds=["participant"], known_at=k_at)])
+    for pid, label in known:
+        for name in (pid, label):
+            if isinstance(name, str) and len(name) > 2 and fold(name) and set(
+                    fold(name).split()) <= words:
+                named.add(pid)
     return role, named
 
 
@@ -410,11 +428,11 @@ class _Ranker:
         terms = list(dict.fromkeys(_terms(text)))
         if not terms:
             return []
-        n, total = self.store.runtime_recall_stats(self.conversations, self.known)
+        n, total, df = self.store.runtime_recall_statistics(self.conversations, terms,
+                                                            self.known)
         if not n:
             return []
         avg = total / n
-        df = self.store.runtime_recall_term_counts(self.conversations, terms, self.known)
         common = [t for t in terms if df[t] > MAX_POSTINGS]
         if common:
             notes.append(f"skipped as too common to rank: {', '.join(common)}")

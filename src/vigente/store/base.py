@@ -593,6 +593,25 @@ class Store(ABC):
         """The ``seq`` of the ``count``-th newest indexed ref (not an artifact) on the branch
         at ``seq <= upto`` and ``< before`` known at ``known_at``; None when there are fewer."""
 
+    def runtime_horizon_records(self, conversation_id: str,
+                                chain: Sequence[tuple[str, int | None]], known_at: Instant,
+                                count: int, below: int | None, limit: int
+                                ) -> tuple[int, list[RuntimeRecord]]:
+        """The read horizon that takes in the ``count`` newest refs of the ancestry ``chain``
+        (``(branch, upto)`` pairs): the newest of the branches' :meth:`runtime_horizon`, 0
+        when a branch has fewer everywhere; and up to ``limit`` records at ``seq >= `` it and
+        ``< below`` (every record when ``below`` is None), in ``seq`` order
+        (:meth:`runtime_records_after`), in one read where the backend can."""
+        found = [self.runtime_horizon(conversation_id, b, upto, None, known_at, count)
+                 for b, upto in chain]  # fmt: skip
+        since = max((s for s in found if s is not None), default=0)
+        if below is not None:
+            limit = min(limit, below - since)
+        if limit <= 0:
+            return since, []
+        return since, [r for r in self.runtime_records_after(conversation_id, since - 1, limit)
+                       if below is None or r.seq < below]  # fmt: skip
+
     @abstractmethod
     def runtime_group_counts(self, conversation_id: str,
                              bounds: Sequence[tuple[str, int]]) -> list[int]:
@@ -634,6 +653,16 @@ class Store(ABC):
                                    known_micros: int) -> dict[str, int]:
         """For each term, how many indexed records known at ``known_micros`` hold it (a seek
         per conversation and term, not a count of rows)."""
+
+    def runtime_recall_statistics(self, conversation_ids: Sequence[str], terms: Sequence[str],
+                                  known_micros: int) -> tuple[int, int, dict[str, int]]:
+        """:meth:`runtime_recall_stats` and :meth:`runtime_recall_term_counts` together, in one
+        read where the backend can (the counts are all 0 when no record is indexed)."""
+        docs, length = self.runtime_recall_stats(conversation_ids, known_micros)
+        if not docs or not terms:
+            return docs, length, dict.fromkeys(terms, 0)
+        return docs, length, self.runtime_recall_term_counts(conversation_ids, terms,
+                                                             known_micros)
 
     @abstractmethod
     def runtime_recall_postings(self, conversation_ids: Sequence[str], terms: Sequence[str],

@@ -26,7 +26,7 @@ import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
@@ -60,6 +60,7 @@ __all__ = ["MIGRATIONS", "PostgresStore"]
 Connection = psycopg.Connection[tuple[Any, ...]]
 Cursor = psycopg.Cursor[tuple[Any, ...]]
 Row = tuple[Any, ...]
+_T = TypeVar("_T")
 
 # Bits of date_flags: which instants were given as calendar dates (as in the SQLite backend).
 _VF, _VT, _KF, _KT = 1, 2, 4, 8
@@ -684,6 +685,29 @@ class PostgresStore(PostgresRecords, PostgresRetrieval, PostgresRuntime, Postgre
 
         return self._unchecked(run, run)
 
+    def _read_many(self, query: str, params: Sequence[Sequence[Any] | dict[str, Any]]
+                   ) -> list[list[Row]]:
+        """:meth:`_read` of one statement for each of ``params``, pipelined: the statements go
+        to the server together and their rows come back in one round trip (a statement after
+        the client's own work costs a wake-up of the server's process, more than the plan
+        of a small read); each statement keeps its own plan, order and limit."""
+        if not params:
+            return []
+
+        def run(conn: Connection) -> list[list[Row]]:
+            cursor = conn.cursor(binary=True) if in_transaction else self._lookup_cursor(conn)
+            cursor.executemany(query, params, returning=True)
+            out = [cursor.fetchall()]
+            while cursor.nextset():
+                out.append(cursor.fetchall())
+            return out
+
+        conn = self._in_transaction()
+        in_transaction = conn is not None
+        if conn is not None:
+            return run(conn)
+        return self._unchecked(run, run)
+
     def _lookup(self, query: str, params: dict[str, Any]) -> list[Row]:
         """A lookup's one statement, prepared on the server, its rows in binary, outside a
         transaction on a connection taken without the checkout test (:meth:`_unchecked`)."""
@@ -702,8 +726,8 @@ class PostgresStore(PostgresRecords, PostgresRetrieval, PostgresRuntime, Postgre
         return self._unchecked(run, again)
 
     def _unchecked(
-        self, run: Callable[[Connection], list[Row]], again: Callable[[Connection], list[Row]]
-    ) -> list[Row]:
+        self, run: Callable[[Connection], _T], again: Callable[[Connection], _T]
+    ) -> _T:
         """``run`` (a read) on a pooled connection taken without the checkout test (one round
         trip less) and given back without a commit (it is in autocommit); if the connection
         turns out dead, ``again`` on a tested one, so the caller sees no error."""

@@ -96,6 +96,15 @@ SELECT_DF = """SELECT t.term, (SELECT r.ordinal FROM runtime_recall_terms r
         WHERE r.conversation_id = %s AND r.term = t.term AND r.known_from <= %s
         ORDER BY r.known_from DESC, r.ordinal DESC LIMIT 1)
     FROM unnest(%s::text[]) AS t (term)"""
+# SELECT_STATS and SELECT_DF of one conversation in one statement (one row)
+SELECT_STATISTICS = """SELECT s.cum_docs, s.cum_length, ARRAY(
+        SELECT coalesce((SELECT r.ordinal FROM runtime_recall_terms r
+            WHERE r.conversation_id = %(c)s AND r.term = t.term AND r.known_from <= %(k)s
+            ORDER BY r.known_from DESC, r.ordinal DESC LIMIT 1), 0)
+        FROM unnest(%(t)s::text[]) WITH ORDINALITY AS t (term, n) ORDER BY t.n)
+    FROM (SELECT 1) AS one LEFT JOIN LATERAL (SELECT cum_docs, cum_length FROM runtime_recall
+        WHERE conversation_id = %(c)s AND known_from <= %(k)s
+        ORDER BY known_from DESC, seq DESC LIMIT 1) s ON true"""
 SELECT_POSTINGS = """SELECT seq, tf, length FROM runtime_recall_terms
     WHERE conversation_id = %s AND term = %s AND known_from <= %s
     ORDER BY weight DESC, seq LIMIT %s"""
@@ -141,6 +150,8 @@ def _doc(row: Sequence[Any]) -> RecallDoc:
 class PostgresRecall:
     _fetch: Callable[[str, Sequence[Any] | dict[str, Any]], list[tuple[Any, ...]]]
     _read: Callable[[str, Sequence[Any] | dict[str, Any]], list[tuple[Any, ...]]]
+    _read_many: Callable[[str, Sequence[Sequence[Any] | dict[str, Any]]],
+                         list[list[tuple[Any, ...]]]]
     _execute: Callable[[str, Sequence[Any]], None]
     _execute_many: Callable[[str, Sequence[Sequence[Any]]], None]
 
@@ -186,15 +197,30 @@ class PostgresRecall:
                 out[term] += int(ordinal or 0)
         return out
 
+    def runtime_recall_statistics(self, conversation_ids: Sequence[str], terms: Sequence[str],
+                                  known_micros: int) -> tuple[int, int, dict[str, int]]:
+        docs = length = 0
+        counts = dict.fromkeys(terms, 0)
+        found = self._read_many(SELECT_STATISTICS, [
+            {"c": cid, "k": known_micros, "t": list(terms)} for cid in conversation_ids])
+        for ((d, n, ordinals),) in found:  # one row per conversation
+            if d is not None:
+                docs, length = docs + int(d), length + int(n)
+            for term, ordinal in zip(terms, ordinals, strict=True):
+                counts[term] += int(ordinal)
+        return docs, length, counts
+
     def runtime_recall_postings(self, conversation_ids: Sequence[str], terms: Sequence[str],
                                 known_micros: int, limit: int
                                 ) -> list[tuple[str, int, str, int, int]]:
-        out: list[tuple[str, int, str, int, int]] = []
-        for cid in conversation_ids:
-            for term in terms:
-                out += [(cid, int(seq), term, int(tf), int(length)) for seq, tf, length in
-                        self._read(SELECT_POSTINGS, (cid, term, known_micros, limit))]
-        return out
+        # one statement per conversation and term (each its own seek of the weight index),
+        # pipelined: one round trip
+        pairs = [(cid, term) for cid in conversation_ids for term in terms]
+        found = self._read_many(SELECT_POSTINGS, [(cid, term, known_micros, limit)
+                                                  for cid, term in pairs])
+        return [(cid, int(seq), term, int(tf), int(length))
+                for (cid, term), rows in zip(pairs, found, strict=True)
+                for seq, tf, length in rows]
 
     def runtime_recall_docs(self, keys: Sequence[tuple[str, int]]) -> list[RecallDoc]:
         by_conversation: dict[str, list[int]] = {}

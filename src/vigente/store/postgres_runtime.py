@@ -209,6 +209,17 @@ _FLAGGED_PART = f"""SELECT {{q}} AS q, {_RECORD_COLUMNS} FROM runtime_index i {_
 SELECT_HORIZON = """SELECT seq FROM runtime_index
     WHERE conversation_id = %(c)s AND branch_id = %(b)s AND seq <= %(upto)s
       AND grp IS NOT NULL AND known_from <= %(k)s ORDER BY seq DESC LIMIT 1 OFFSET %(skip)s"""
+# The read horizon of an ancestry (the newest of its branches' horizons) and the records from
+# it up to a bound, in one statement (a row with NULL records when there are none).
+SELECT_HORIZON_RECORDS = f"""WITH h AS (SELECT coalesce(max((SELECT i.seq FROM runtime_index i
+        WHERE i.conversation_id = %(c)s AND i.branch_id = x.b AND i.seq <= x.u
+          AND i.grp IS NOT NULL AND i.known_from <= %(k)s
+        ORDER BY i.seq DESC LIMIT 1 OFFSET %(skip)s)), 0) AS since
+    FROM unnest(%(bs)s::text[], %(us)s::bigint[]) AS x (b, u))
+SELECT h.since, r.* FROM h LEFT JOIN LATERAL (SELECT {_COLUMNS} FROM runtime_records
+    WHERE conversation_id = %(c)s AND seq >= h.since AND seq < %(below)s
+    ORDER BY seq LIMIT %(l)s) r ON true
+ORDER BY r.seq"""
 # Tables keyed by conversation that a purge empties (later ones are appended here).
 PURGE_TABLES = ["runtime_records", "runtime_contents", "runtime_content_tokens"]
 COMPACT_TABLES = [
@@ -423,6 +434,16 @@ class PostgresRuntime:
                                            "upto": bound, "k": known_at.micros,
                                            "skip": count - 1})
         return int(rows[0][0]) if rows else None
+
+    def runtime_horizon_records(self, conversation_id: str,
+                                chain: Sequence[tuple[str, int | None]], known_at: Instant,
+                                count: int, below: int | None, limit: int
+                                ) -> tuple[int, list[RuntimeRecord]]:
+        rows = self._read(SELECT_HORIZON_RECORDS, {
+            "c": conversation_id, "k": known_at.micros, "skip": count - 1,
+            "bs": [b for b, _ in chain], "us": [(1 << 62) if u is None else u for _, u in chain],
+            "below": (1 << 62) if below is None else below, "l": max(limit, 0)})
+        return int(rows[0][0]), [_decode(row[1:]) for row in rows if row[1] is not None]
 
     def runtime_group_counts(self, conversation_id: str,
                              bounds: Sequence[tuple[str, int]]) -> list[int]:
