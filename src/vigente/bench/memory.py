@@ -38,6 +38,7 @@ from rich.console import Console
 from rich.table import Table
 
 from vigente.api import Vigente
+from vigente.bench._embedders import EMBEDDER_HELP, parse_embedders
 from vigente.bench._util import machine, percentile, ratio
 from vigente.retrieval.text import fold
 
@@ -334,22 +335,33 @@ class MemoryBenchmark:
         parser.add_argument("--calls", type=int, default=10_000,
                             help="tool calls of the assembly-with-recall run (0: skip)")
         parser.add_argument("--rounds", type=int, default=20)
+        parser.add_argument("--embedder", default="minilm", help=EMBEDDER_HELP)
 
     def run(self, args: argparse.Namespace, log: Console) -> dict[str, Any]:
         from vigente.errors import InvalidInput
-        from vigente.retrieval.embed import builtin_embedder, embedding_available
+        from vigente.retrieval.embed import embedding_available
 
         if not (args.data / "BFCL_v4_memory.json").exists():
             raise InvalidInput(f"{args.data} holds no BFCL_v4_memory.json: give --data, the "
                                "bfcl-memory folder of ../shared/data")
         # the similarity baseline uses the model whatever vigente's mode
-        embedder = builtin_embedder() if embedding_available() else None
+        embedders: list[tuple[str, Any]] = (
+            parse_embedders(args.embedder)
+            if args.embedder != "minilm" or embedding_available() else [("none", None)])
+        embedder = embedders[0][1]
         mode = args.mode if embedder is not None or args.mode == "lexical" else "lexical"
         figures: dict[str, Any] = {"mode": mode, "fitted_on": "nothing (textbook constants)"}
-        figures |= _bfcl(args.data, embedder, mode, log)
-        figures |= _assembly(args.data, args.budget, log)
         sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
-        figures["scale"] = _scale(sizes, args.data, embedder, mode, args.queries, log)
+        per: dict[str, dict[str, Any]] = {}
+        for label, model in embedders:
+            measured = _bfcl(args.data, model, mode, log)
+            measured["scale"] = _scale(sizes, args.data, model, mode, args.queries, log)
+            per[label] = {"model_id": None if model is None else model.model_id} | measured
+            log.print(f"bfcl, {label}: recall@10 {measured['bfcl_recall_at_10']}")
+        figures |= {k: v for k, v in per[embedders[0][0]].items() if k != "model_id"}
+        if len(embedders) > 1 or args.embedder != "minilm":
+            figures["by_embedder"] = per
+        figures |= _assembly(args.data, args.budget, log)
         if args.calls:
             figures["assembly_scale"] = _assembly_scale(args.calls, args.rounds, log)
         figures["machine"] = machine()
@@ -368,6 +380,12 @@ class MemoryBenchmark:
         for row in figures["scale"]:
             console.print(f"{row['records']} records: recall p50 {row['recall_p50_ms']} ms, "
                           f"p99 {row['recall_p99_ms']} ms")
+        for label, row in figures.get("by_embedder", {}).items():
+            similar = row["by_method"]["similarity"]["recall_at_10"]
+            scale = ", ".join(f"{r['records']}: p50 {r['recall_p50_ms']} ms"
+                              for r in row["scale"])
+            console.print(f"{label}: recall@10 {row['bfcl_recall_at_10']:.3f} (similarity only "
+                          f"{similar:.3f}){'; ' + scale if scale else ''}")
         if figures.get("assembly_scale"):
             a = figures["assembly_scale"]
             console.print(f"assembly at {a['calls']} calls: {a['assembly_p50_ms']} "

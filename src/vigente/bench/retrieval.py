@@ -41,11 +41,10 @@ from rich.console import Console
 from rich.table import Table
 
 from vigente.api import Vigente
+from vigente.bench._embedders import EMBEDDER_HELP, parse_embedders
 from vigente.bench._util import clock_ms, machine, percentile
 from vigente.retrieval import (
-    MINILM,
     Embedder,
-    MiniLMEmbedder,
     Mode,
     Ranked,
     embedding_available,
@@ -379,14 +378,15 @@ def _evaluate_legalize_ee(vg: Vigente, queries: list[_Query], mode: Mode, log: C
 # -- latency -------------------------------------------------------------------------------------
 class _RandomVectors:
     """Stored vectors are random unit vectors (embedding 100,000 passages takes hours on two
-    cores); the query is embedded by the real model, so its cost is in every timing."""
+    cores); the query is embedded by the real model, so its cost is in every timing. Models of
+    the same dimensions share one set of stored vectors."""
 
     def __init__(self, model: Embedder) -> None:
         self._model = model
 
     @property
     def model_id(self) -> str:
-        return "bench/random-unit-384"
+        return f"bench/random-unit-{self.dimensions}"
 
     @property
     def dimensions(self) -> int:
@@ -416,37 +416,57 @@ def _fill_random_vectors(vg: Vigente, embedder: _RandomVectors, seed: int) -> No
                                  [(pid, by_text[content_hash]) for pid, content_hash, _ in rows])
 
 
-def _latency(vg: Vigente, queries: list[_Query], count: int, seed: int, embed: bool,
-             log: Console) -> dict[str, Any]:
+def _latency(vg: Vigente, queries: list[_Query], count: int, seed: int,
+             embedders: Sequence[tuple[str, Embedder]], log: Console
+             ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """Lexical figures, and the hybrid ones of each embedder (the same queries, the stored
+    vectors random, the query embedded by the embedder), the two interleaved by round so that
+    a change in the machine's load falls on every embedder alike."""
     rng = random.Random(seed)
     sample = [rng.choice(queries) for _ in range(count)]
     figures: dict[str, Any] = {"latency_queries": count,
                                "latency_passages": vg.retrieval.stats().passages}
-    modes: list[Mode] = ["lexical"]
-    if embed:
-        random_vectors = _RandomVectors(MiniLMEmbedder())
-        log.print("latency: storing random unit vectors for every passage …")
-        _fill_random_vectors(vg, random_vectors, seed)
-        vg.retrieval.use(random_vectors)
-        modes.append("hybrid")
+    per: dict[str, dict[str, Any]] = {label: {} for label, _ in embedders}
+    wrapped = {label: _RandomVectors(model) for label, model in embedders}
+    for dims in sorted({w.dimensions for w in wrapped.values()}):
+        log.print(f"latency: storing random {dims}-d unit vectors for every passage …")
+        _fill_random_vectors(vg, next(w for w in wrapped.values() if w.dimensions == dims),
+                             seed)
+
     def once(q: _Query, mode: Mode, explain: bool) -> float:
         started = time.perf_counter_ns()
         vg.retrieval.search(q.text, valid_at=q.date, k=10, mode=mode, explain=explain)
         return (time.perf_counter_ns() - started) / 1e6
 
-    for mode in modes:
+    runs: list[tuple[str | None, Mode]] = [(None, "lexical")]
+    runs += [(label, "hybrid") for label, _ in embedders]
+    timings: dict[tuple[str | None, bool], list[float]] = {}
+    for label, mode in runs:
+        vg.retrieval.use(wrapped[label] if label else None)
         for q in sample[:5]:
             once(q, mode, True)  # warm caches (the vector matrix is loaded once per process)
-        for explain, suffix in ((True, ""), (False, "_without_excluded")):
-            timings = [once(q, mode, explain) for q in sample]
-            figures[f"search_p50_ms_{mode}{suffix}"] = round(percentile(timings, 50), 2)
-            figures[f"search_p99_ms_{mode}{suffix}"] = round(percentile(timings, 99), 2)
-        log.print(f"latency {mode}: p50 {figures[f'search_p50_ms_{mode}']} ms")
-    if embed:
-        model = MiniLMEmbedder()
-        timings = [clock_ms(functools.partial(model.embed, [q.text]))[0] for q in sample]
-        figures["query_embedding_p50_ms"] = round(percentile(timings, 50), 2)
-    return figures
+    for q in sample:
+        for label, mode in runs:
+            vg.retrieval.use(wrapped[label] if label else None)
+            for explain in (True, False):
+                timings.setdefault((label, explain), []).append(once(q, mode, explain))
+    for (label, explain), values in timings.items():
+        mode = "lexical" if label is None else "hybrid"
+        into = figures if label is None else per[label]
+        suffix = "" if explain else "_without_excluded"
+        into[f"search_p50_ms_{mode}{suffix}"] = round(percentile(values, 50), 2)
+        into[f"search_p99_ms_{mode}{suffix}"] = round(percentile(values, 99), 2)
+    log.print(f"latency lexical: p50 {figures['search_p50_ms_lexical']} ms")
+    embedding: dict[str, list[float]] = {label: [] for label, _ in embedders}
+    for q in sample:
+        for label, model in embedders:
+            embedding[label].append(clock_ms(functools.partial(model.embed, [q.text]))[0])
+    for label, values in embedding.items():
+        per[label]["query_embedding_p50_ms"] = round(percentile(values, 50), 2)
+        log.print(f"latency hybrid, {label}: p50 {per[label]['search_p50_ms_hybrid']} ms "
+                  f"(query embedding {per[label]['query_embedding_p50_ms']} ms)")
+    vg.retrieval.use(None)
+    return figures, per
 
 
 # -- SituatedQA ----------------------------------------------------------------------------------
@@ -471,7 +491,8 @@ def _start(point: dict[str, Any] | None) -> str | None:
     return f"{year:04d}-{int(month):02d}-{int(day):02d}"
 
 
-def _situatedqa(path: Path, limit: int | None, embed: bool, log: Console) -> dict[str, Any]:
+def _situatedqa(path: Path, limit: int | None, embedders: Sequence[tuple[str, Embedder]],
+                log: Console) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
     rows = [r for r in rows if r.get("timelines")][:limit]
     figures: dict[str, Any] = {}
@@ -494,17 +515,17 @@ def _situatedqa(path: Path, limit: int | None, embed: bool, log: Console) -> dic
                 vg.record(lineage, timeline["cur_answers"], valid_from=cur_start,
                           known_at=SITUATEDQA_KNOWN_AT, source="situatedqa")
                 lineages[row["id"]] = lineage
-        modes = ["lexical"]
-        if embed:
-            vg.retrieval.use(MiniLMEmbedder())
-            vg.retrieval.index()
-            modes.append("hybrid")
-        else:
-            vg.retrieval.index(embed=False)
+        vg.retrieval.index(embed=False)
         pairs = [(p, row) for row in rows if row["id"] in lineages
                  for p in row["context_answer_pairs"]]
         log.print(f"SituatedQA: {len(lineages)} timelines, {len(pairs)} questions")
-        for mode in modes:
+        per: dict[str, dict[str, Any]] = {}
+        runs: list[tuple[str | None, Embedder | None]] = [(None, None), *embedders]
+        for label, embedder in runs:
+            mode = "lexical" if embedder is None else "hybrid"
+            vg.retrieval.use(embedder)
+            if embedder is not None:
+                vg.retrieval.index()
             right = baseline = no_date = 0
             for pair, _ in pairs:
                 question, gold = pair["edited_question"], pair["answers"]
@@ -525,15 +546,21 @@ def _situatedqa(path: Path, limit: int | None, embed: bool, log: Console) -> dic
                 if similar:
                     value = json.loads(similar[0].candidate.claim.value_json)
                     baseline += exact_match(value, gold)
-            suffix = "" if mode == modes[-1] else f"_{mode}"
-            figures[f"situatedqa_accuracy{suffix}"] = round(right / len(pairs), 4)
-            figures[f"situatedqa_accuracy_similarity_only{suffix}"] = round(
-                baseline / len(pairs), 4)
-            figures[f"situatedqa_no_date_in_question{suffix}"] = no_date
-        figures["situatedqa_mode"] = modes[-1]
+            measured = {"situatedqa_accuracy": round(right / len(pairs), 4),
+                        "situatedqa_accuracy_similarity_only": round(baseline / len(pairs), 4),
+                        "situatedqa_no_date_in_question": no_date}
+            if label is None:
+                figures |= {f"{key}_lexical": value for key, value in measured.items()}
+            else:
+                per[label] = measured
+                log.print(f"SituatedQA, {label}: {measured['situatedqa_accuracy']}")
+        first = per[embedders[0][0]] if embedders else {
+            key.removesuffix("_lexical"): value for key, value in figures.items()}
+        figures |= first
+        figures["situatedqa_mode"] = "hybrid" if embedders else "lexical"
         figures["situatedqa_questions"] = len(pairs)
         figures["situatedqa_timelines"] = len(lineages)
-    return figures
+    return figures, per
 
 
 # -- the benchmark ---------------------------------------------------------------------------------
@@ -565,6 +592,7 @@ class RetrievalBenchmark:
         parser.add_argument("--seed", type=int, default=20260929)
         parser.add_argument("--no-embed", action="store_true",
                             help="lexical only (no embedding model)")
+        parser.add_argument("--embedder", default="minilm", help=EMBEDDER_HELP)
         parser.add_argument("--db", help="keep the legalize-ee store in this SQLite file")
         parser.add_argument("--legalize-ee-mode", choices=("lexical", "hybrid"),
                             default="lexical",
@@ -573,9 +601,13 @@ class RetrievalBenchmark:
                             help="score every query term (no match budget; slower)")
 
     def run(self, args: argparse.Namespace, log: Console) -> dict[str, Any]:
-        embed = not args.no_embed and embedding_available()
-        figures: dict[str, Any] = {"machine": machine(), "embedding_model": MINILM if embed
-                                   else None, "seed": args.seed}
+        embed = not args.no_embed and (args.embedder != "minilm" or embedding_available())
+        embedders = parse_embedders(args.embedder) if embed else []
+        figures: dict[str, Any] = {
+            "machine": machine(), "seed": args.seed,
+            "embedding_model": embedders[0][1].model_id if embedders else None}
+        per: dict[str, dict[str, Any]] = {label: {"model_id": model.model_id}
+                                          for label, model in embedders}
         started = time.perf_counter()
         with _store(args.db) as vg:
             if args.exact_bm25:
@@ -586,21 +618,39 @@ class RetrievalBenchmark:
             queries, ambiguous = _sample_queries(by_act, args.queries, args.seed,
                                                  today().isoformat())
             figures["legalize_ee_dates_without_one_version"] = ambiguous
-            if args.legalize_ee_mode == "hybrid":
-                started_embedding = time.perf_counter()
-                vg.retrieval.use(MiniLMEmbedder())
-                vg.retrieval.index()
-                figures["legalize_ee_embed_s"] = round(time.perf_counter() - started_embedding)
             figures["legalize_ee_mode"] = args.legalize_ee_mode
-            figures.update(_evaluate_legalize_ee(vg, queries, args.legalize_ee_mode, log))
             titles, references, not_unique = _exact_queries(
                 by_act, args.title_queries, args.seed, today().isoformat())
             figures["legalize_ee_exact_title_not_unique"] = not_unique
-            figures.update(_evaluate_exact(vg, titles, "title", args.legalize_ee_mode, log))
-            figures.update(_evaluate_exact(vg, references, "reference", args.legalize_ee_mode,
-                                           log))
-            figures.update(_latency(vg, queries, args.latency_queries, args.seed, embed, log))
-        figures.update(_situatedqa(args.situatedqa, args.timelines, embed, log))
+            hybrid = args.legalize_ee_mode == "hybrid" and embedders
+            for label, embedder in embedders if hybrid else [(None, None)]:
+                measured: dict[str, Any] = {}
+                if embedder is not None:
+                    started_embedding = time.perf_counter()
+                    vg.retrieval.use(embedder)
+                    vg.retrieval.index()
+                    measured["legalize_ee_embed_s"] = round(
+                        time.perf_counter() - started_embedding, 1)
+                measured |= _evaluate_legalize_ee(vg, queries, args.legalize_ee_mode, log)
+                measured |= _evaluate_exact(vg, titles, "title", args.legalize_ee_mode, log)
+                measured |= _evaluate_exact(vg, references, "reference",
+                                            args.legalize_ee_mode, log)
+                if label is not None:
+                    per[label] |= measured
+                if label is None or label == embedders[0][0]:
+                    figures |= measured
+            vg.retrieval.use(None)
+            lexical, hybrid_latency = _latency(vg, queries, args.latency_queries, args.seed,
+                                               embedders, log)
+        figures |= lexical
+        situatedqa, situatedqa_per = _situatedqa(args.situatedqa, args.timelines, embedders,
+                                                 log)
+        figures |= situatedqa
+        for label, _ in embedders:
+            per[label] |= hybrid_latency[label] | situatedqa_per[label]
+        if embedders:
+            figures |= {k: v for k, v in hybrid_latency[embedders[0][0]].items()}
+            figures["by_embedder"] = per
         figures["seconds"] = round(time.perf_counter() - started, 1)
         return figures
 
@@ -636,6 +686,18 @@ class RetrievalBenchmark:
                             str(figures["legalize_ee_exact_title_p50_ms"]),
                             str(figures["legalize_ee_exact_title_p99_ms"]))
         console.print(latency)
+        if figures.get("by_embedder"):
+            side = Table(title="embedders side by side (hybrid)")
+            for column in ("embedder", "SituatedQA", "exact title", "search p50 ms",
+                           "query embedding p50 ms"):
+                side.add_column(column, justify="right")
+            for label, row in figures["by_embedder"].items():
+                title = row.get("legalize_ee_exact_title_top1")
+                side.add_row(label, f"{row['situatedqa_accuracy']:.3f}",
+                             "" if title is None else f"{title:.3f}",
+                             str(row["search_p50_ms_hybrid"]),
+                             str(row["query_embedding_p50_ms"]))
+            console.print(side)
 
 
 BENCHMARK = RetrievalBenchmark()
