@@ -92,3 +92,27 @@ def test_the_configuration_a_worker_reads_is_the_one_given(tmp_path: Path) -> No
     config = ServiceConfig(tmp_path / "data", admin_key="k" * 20, rate=3.5, burst=7, mcp=False)
     assert ServiceConfig(**json.loads(config.to_environment())) == ServiceConfig(
         str(tmp_path / "data"), admin_key="k" * 20, rate=3.5, burst=7, mcp=False)
+
+
+def test_a_key_check_reads_the_registry_without_writing_to_it(root: str) -> None:
+    """Checking a key at every request must not write: fixing the registry's answered horizon
+    (what an answer to a client does) would be a write transaction per request, and one taken
+    at a later instant than a concurrent key creation would refuse that creation as rewriting
+    history. (The check reads at a pinned present, which fixes nothing.)"""
+    from vigente.http import TenantRegistry
+
+    registry = TenantRegistry(root, admin_key="k" * 20)
+    try:
+        registry.create_tenant("acme")
+        new = registry.create_key("acme")
+        horizon = registry._admin.answered_horizon()
+        for _ in range(3):
+            caller = registry.authenticate(new.token)
+            assert caller is not None and caller.tenant == "acme"
+        wrong = new.token[:-1] + ("A" if new.token[-1] != "A" else "B")
+        assert registry.authenticate(wrong) is None
+        assert registry._admin.answered_horizon() == horizon
+        registry.revoke_key(new.key.key_id)
+        assert registry.authenticate(new.token) is None  # the next check after a revocation
+    finally:
+        registry.close()
