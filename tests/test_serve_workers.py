@@ -7,7 +7,10 @@ key revoked through one is refused on every new connection from then on.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+import os
 import secrets
 from pathlib import Path
 
@@ -15,9 +18,27 @@ import httpx
 import pytest
 
 from tests.http_server import service_root
+from vigente.bench._loadgen import Connection
 from vigente.bench.serve import _Server
 
 NEW_CONNECTIONS = 12
+SPREAD_CONNECTIONS = 64
+
+
+def _listening(port: int) -> int:
+    """How many TCP sockets listen on ``port`` (Linux /proc/net/tcp, state 0A)."""
+    rows = Path("/proc/net/tcp").read_text().splitlines()[1:]
+    return sum(1 for row in rows
+               if row.split()[1].endswith(f":{port:04X}") and row.split()[3] == "0A")
+
+
+def _sockets(pid: int) -> int:
+    """How many sockets process ``pid`` holds open (Linux /proc)."""
+    held = 0
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(OSError):
+            held += os.readlink(fd).startswith("socket:")
+    return held
 
 
 def _children(pid: int) -> list[int]:
@@ -116,3 +137,41 @@ def test_a_key_check_reads_the_registry_without_writing_to_it(root: str) -> None
         assert registry.authenticate(new.token) is None  # the next check after a revocation
     finally:
         registry.close()
+
+
+def test_connections_opened_at_once_are_spread_over_the_workers(tmp_path: Path) -> None:
+    """Each worker listens on a socket of its own, so the kernel spreads new connections over
+    them. (On one shared socket an idle worker accepted every waiting connection at once: 16
+    keep-alive connections opened together went 16 to 0 or 15 to 1, and one process did all
+    the work while they lived.)"""
+    admin_key = secrets.token_urlsafe(32)
+    server = _Server(str(tmp_path / "data"), admin_key, tmp_path / "server.log", workers=2)
+    try:
+        admin = {"Authorization": f"Bearer {admin_key}"}
+        with httpx.Client(base_url=server.url, timeout=60, headers=admin) as c:
+            assert c.post("/v1/admin/tenants", json={"name": "acme"}).status_code == 201
+            key = c.post("/v1/admin/tenants/acme/keys", json={}).json()["key"]
+        processes = _children(server._proc.pid)
+        before = {pid: _sockets(pid) for pid in processes}
+        host, port = server.url.removeprefix("http://").split(":")
+        ask = json.dumps({"lineage": "limits/upload", "valid_at": "2026-06-01"}).encode()
+
+        async def open_together() -> dict[int, int]:
+            connections = [Connection(host, int(port), key) for _ in range(SPREAD_CONNECTIONS)]
+            answers = await asyncio.gather(*(c.post("/v1/ask", ask) for c in connections))
+            assert {a.status for a in answers} == {200}
+            held = {pid: _sockets(pid) - before[pid] for pid in processes}
+            for c in connections:
+                await c.close()
+            return held
+
+        # a listening socket per worker, not one shared by both
+        assert _listening(int(port)) == 2
+        for _ in range(3):
+            held = sorted(asyncio.run(open_together()).values(), reverse=True)
+            # the two workers (and a helper process holding none); by a hash of the addresses,
+            # a worker gets fewer than a quarter of 64 with a probability below 1 in 10,000
+            assert sum(held) == SPREAD_CONNECTIONS, held
+            assert held[0] >= held[1] >= SPREAD_CONNECTIONS // 4, held
+    finally:
+        server.stop()

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from vigente.cli._app import cli, open_store
+from vigente.cli._workers import serve_workers
 from vigente.errors import InvalidInput
 
 DEFAULT_DATA = "vigente-data"
@@ -136,17 +137,16 @@ def serve(
     )
     # vigente's access log names each route's template, never the ids in its path (which a
     # purge must be able to erase): uvicorn's own, which prints raw paths, is off.
-    settings: dict[str, Any] = {"host": host, "port": port, "log_level": "info",
-                                "access_log": False, "log_config": _log_config()}
+    settings: dict[str, Any] = {"log_level": "info", "access_log": False,
+                                "log_config": _log_config()}
     if workers == 1:
-        uvicorn.run(create_app(config), **settings)
+        uvicorn.run(create_app(config), host=host, port=port, **settings)
         return
-    # Worker processes import the application by name, so the configuration travels in the
+    # Worker processes build the application themselves, so the configuration travels in the
     # environment. Create the registry (and migrate it) once here, not in N racing workers.
     TenantRegistry(config.root, admin_key=config.admin_key).close()
     os.environ[CONFIG_VARIABLE] = config.to_environment()
-    uvicorn.run("vigente.http:app_from_environment", factory=True, workers=workers,
-                **settings)
+    serve_workers(host, port, workers, settings)
 
 
 def _log_config() -> dict[str, Any]:
