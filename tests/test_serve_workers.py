@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import secrets
+import time
 from pathlib import Path
 
 import httpx
@@ -30,6 +31,19 @@ def _listening(port: int) -> int:
     rows = Path("/proc/net/tcp").read_text().splitlines()[1:]
     return sum(1 for row in rows
                if row.split()[1].endswith(f":{port:04X}") and row.split()[3] == "0A")
+
+
+def _settled(processes: list[int]) -> dict[int, int]:
+    """The sockets each process holds, once the counts stop changing (a connection the client
+    closed a moment ago may still be open on the server's side)."""
+    counts = {pid: _sockets(pid) for pid in processes}
+    for _ in range(50):
+        time.sleep(0.1)
+        again = {pid: _sockets(pid) for pid in processes}
+        if again == counts:
+            break
+        counts = again
+    return counts
 
 
 def _sockets(pid: int) -> int:
@@ -152,11 +166,11 @@ def test_connections_opened_at_once_are_spread_over_the_workers(tmp_path: Path) 
             assert c.post("/v1/admin/tenants", json={"name": "acme"}).status_code == 201
             key = c.post("/v1/admin/tenants/acme/keys", json={}).json()["key"]
         processes = _children(server._proc.pid)
-        before = {pid: _sockets(pid) for pid in processes}
         host, port = server.url.removeprefix("http://").split(":")
         ask = json.dumps({"lineage": "limits/upload", "valid_at": "2026-06-01"}).encode()
 
         async def open_together() -> dict[int, int]:
+            before = _settled(processes)  # connections closed earlier are gone from the counts
             connections = [Connection(host, int(port), key) for _ in range(SPREAD_CONNECTIONS)]
             answers = await asyncio.gather(*(c.post("/v1/ask", ask) for c in connections))
             assert {a.status for a in answers} == {200}

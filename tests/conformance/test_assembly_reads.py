@@ -227,6 +227,26 @@ def test_candidates_from_the_shares_and_promotions_read_with_the_structure(
 _WORDS = ["fare", "seat", "genoa", "milan", "train", "bus", "refund"]
 
 
+def _indexed_conversations(
+    vg: Vigente, account: str, texts: list[tuple[int, list[str]]]
+) -> list[str]:
+    """Two conversations of ``account`` holding ``texts`` ((conversation, words) each, one
+    message a second), indexed for recall: their ids."""
+    cids = [f"{account}-{c}" for c in range(2)]
+    events: list[dict[str, Any]] = []
+    for cid in cids:
+        events += [dict(event="conversation", id=cid, account=account, at=T.format(0)),
+                   dict(event="participant", id="p", model="m", conversation=cid),
+                   dict(event="branch", id="main", conversation=cid)]  # fmt: skip
+    for n, (c, words) in enumerate(texts):
+        events.append(dict(event="message", id=f"m{n}", branch="main", role="assistant",
+                           content=" ".join(words), conversation=cids[c],
+                           at=T.format(n + 1)))  # fmt: skip
+    vg.runtime.import_events([json.dumps(e) for e in events])
+    vg.runtime.recall("fare", account=account, mode="lexical")  # the index caught up
+    return cids
+
+
 @settings(
     max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -241,18 +261,7 @@ def test_postings_of_many_terms_in_one_read_are_the_reads_term_by_term(
     one conversation and one term at a time, in that order, each its most weighty first (then
     by seq) and at most ``limit``; inside a transaction too."""
     account = f"postings-{uuid.uuid4().hex}"  # one store for every example
-    cids = [f"{account}-{c}" for c in range(2)]
-    events: list[dict[str, Any]] = []
-    for cid in cids:
-        events += [dict(event="conversation", id=cid, account=account, at=T.format(0)),
-                   dict(event="participant", id="p", model="m", conversation=cid),
-                   dict(event="branch", id="main", conversation=cid)]  # fmt: skip
-    for n, (c, words) in enumerate(texts):
-        events.append(dict(event="message", id=f"m{n}", branch="main", role="assistant",
-                           content=" ".join(words), conversation=cids[c],
-                           at=T.format(n + 1)))  # fmt: skip
-    vg.runtime.import_events([json.dumps(e) for e in events])
-    vg.runtime.recall("fare", account=account, mode="lexical")  # the index caught up
+    cids = _indexed_conversations(vg, account, texts)
     store = vg.store
     known = parse_instant(T.format(cut) if cut else T.format(0)).micros + 30_000_000
     asked = [*reversed(cids), f"{account}-none"]
@@ -367,18 +376,7 @@ def test_recall_statistics_in_one_read_are_the_two_reads(
     as known at K) read at once are those of the two reads it replaces; inside a transaction
     too."""
     account = f"statistics-{uuid.uuid4().hex}"  # one store for every example
-    cids = [f"{account}-{c}" for c in range(2)]
-    events: list[dict[str, Any]] = []
-    for cid in cids:
-        events += [dict(event="conversation", id=cid, account=account, at=T.format(0)),
-                   dict(event="participant", id="p", model="m", conversation=cid),
-                   dict(event="branch", id="main", conversation=cid)]  # fmt: skip
-    for n, (c, words) in enumerate(texts):
-        events.append(dict(event="message", id=f"m{n}", branch="main", role="assistant",
-                           content=" ".join(words), conversation=cids[c],
-                           at=T.format(n + 1)))  # fmt: skip
-    vg.runtime.import_events([json.dumps(e) for e in events])
-    vg.runtime.recall("fare", account=account, mode="lexical")  # the index caught up
+    cids = _indexed_conversations(vg, account, texts)
     store = vg.store
     known = parse_instant(T.format(cut)).micros + 30_000_000
     for asked in ([*cids, f"{account}-none"], cids[1:], []):

@@ -11,6 +11,7 @@ speaks only what ``vigente serve`` answers: ``Content-Length`` bodies, keep-aliv
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from collections.abc import Callable
@@ -74,10 +75,8 @@ class Connection:
     async def close(self) -> None:
         if self._writer is not None:
             self._writer.close()
-            try:
+            with contextlib.suppress(OSError):  # the server already closed it
                 await self._writer.wait_closed()
-            except OSError:  # the server already closed it
-                pass
         self._reader = self._writer = None
 
 
@@ -93,17 +92,18 @@ class LoadResult:
 
 
 async def _closed_loop(
-    host: str,
-    port: int,
+    url: str,
     key: str,
     clients: int,
     seconds: float,
     path: str,
     body_of: Callable[[int, int], dict[str, Any]],
 ) -> LoadResult:
-    """``clients`` connections, each sending its next request as soon as the last is answered,
-    for ``seconds``. ``body_of(client, n)`` is the body of the client's ``n``-th request."""
-    connections = [Connection(host, port, key) for _ in range(clients)]
+    """``clients`` connections to ``url`` (``http://host:port``), each sending its next request
+    as soon as the last is answered, for ``seconds``. ``body_of(client, n)`` is the body of the
+    client's ``n``-th request."""
+    host, _, port = url.removeprefix("http://").partition(":")
+    connections = [Connection(host, int(port), key) for _ in range(clients)]
     result = LoadResult(seconds)
     deadline = time.perf_counter() + seconds
 
@@ -146,17 +146,12 @@ def closed_loop(
     path: str,
     body_of: Callable[[int, int], dict[str, Any]],
 ) -> LoadResult:
-    """Run :func:`_closed_loop` against ``url`` (``http://host:port``) on its own event loop
-    (uvloop's when it is installed, as the server's is)."""
-    host, _, port = url.removeprefix("http://").partition(":")
+    """:func:`_closed_loop` on an event loop of its own (uvloop's where it is installed, as the
+    server's is)."""
     runner: Callable[..., Any] = asyncio.run
-    try:
+    with contextlib.suppress(ImportError):
         import uvloop
 
         runner = uvloop.run
-    except ImportError:
-        pass
-    result: LoadResult = runner(
-        _closed_loop(host, int(port), key, clients, seconds, path, body_of)
-    )
+    result: LoadResult = runner(_closed_loop(url, key, clients, seconds, path, body_of))
     return result

@@ -34,6 +34,7 @@ __all__ = [
     "AnthropicCache",
     "CacheRules",
     "OpenAICache",
+    "common_prefix",
     "message_token_ids",
     "new_cache",
 ]
@@ -84,7 +85,8 @@ def message_token_ids(encode: Callable[[str], list[int]], message: dict[str, Any
     return _MESSAGE_MARK + _ids(encode, message)
 
 
-def _common(a: list[int], b: list[int]) -> int:
+def common_prefix(a: list[int], b: list[int]) -> int:
+    """How many leading tokens ``a`` and ``b`` share."""
     n = 0
     for x, y in zip(a, b, strict=False):
         if x != y:
@@ -105,7 +107,7 @@ class OpenAICache:
         :class:`AnthropicCache`'s signature: OpenAI finds the prefix itself)."""
         r = self.rules
         flat = [t for b in blocks for t in b]
-        shared = max((_common(flat, s) for s in self._seen), default=0)
+        shared = max((common_prefix(flat, s) for s in self._seen), default=0)
         cached = 0
         if len(flat) >= r.min_tokens and shared >= r.min_tokens:
             cached = r.min_tokens + (shared - r.min_tokens) // r.step * r.step

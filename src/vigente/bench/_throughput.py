@@ -24,7 +24,7 @@ import httpx
 from vigente.bench._loadgen import closed_loop
 from vigente.bench._util import percentile, rate
 
-__all__ = ["OPERATIONS", "measure_throughput", "seed_throughput"]
+__all__ = ["OPERATIONS", "conversation_opening", "measure_throughput", "seed_throughput"]
 
 OPERATIONS = ("ask", "search", "event", "assemble")
 FACTS = 20
@@ -41,14 +41,21 @@ def _assembled(n: int) -> str:
     return f"tput-read-{n}"
 
 
-def _conversation(c: str) -> list[dict[str, Any]]:
-    """A small conversation: its participant, branch, system prompt and a tool exchange."""
+def conversation_opening(c: str) -> list[dict[str, Any]]:
+    """A conversation's first events: the conversation, its agent, branch and system prompt."""
     events: list[dict[str, Any]] = [
         {"event": "conversation", "id": c, "account": f"acct-{c}"},
         {"event": "participant", "id": "agent", "model": "gpt-4o"},
         {"event": "branch", "id": "main"},
         {"event": "message", "id": "sys", "branch": "main", "role": "system",
          "content": "You answer compliance questions."},
+    ]
+    return [e if e["event"] == "conversation" else dict(e, conversation=c) for e in events]
+
+
+def _conversation(c: str) -> list[dict[str, Any]]:
+    """A small conversation: its opening and a tool exchange."""
+    events: list[dict[str, Any]] = [
         {"event": "message", "id": "u1", "branch": "main", "role": "user",
          "content": "What is the upload limit for identity documents?"},
         {"event": "run", "id": "r1", "branch": "main", "participant": "agent", "mode": "chat"},
@@ -59,7 +66,7 @@ def _conversation(c: str) -> list[dict[str, Any]]:
         {"event": "message", "id": "a1", "branch": "main", "role": "assistant", "run": "r1",
          "content": "The limit is 10 MB."},
     ]
-    return [e if e["event"] == "conversation" else dict(e, conversation=c) for e in events]
+    return conversation_opening(c) + [dict(e, conversation=c) for e in events]
 
 
 def seed_throughput(c: httpx.Client, clients: int) -> None:

@@ -32,7 +32,7 @@ from rich.table import Table
 from vigente.api import Vigente
 from vigente.assemble import count_message_tokens, tiktoken_tokenizer
 from vigente.assemble.policy import Policy, default_policy, load_policy, policy_from_document
-from vigente.bench._prompt_cache import PROVIDERS, message_token_ids, new_cache
+from vigente.bench._prompt_cache import PROVIDERS, common_prefix, message_token_ids, new_cache
 from vigente.bench._scenarios import DEFAULT_SCENARIOS, render_scenarios, run_scenarios
 from vigente.runtime.openai import event_lines, transcript_events
 
@@ -137,15 +137,6 @@ class FactTally:
             seen = self.history.get(name)
             out[f"tau_history_tokens_{name}"] = round(statistics.mean(seen), 1) if seen else None
         return out
-
-
-def _prefix(a: list[int], b: list[int]) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 class _Baselines:
@@ -529,7 +520,7 @@ def run_tau(
                     blocks = [message_token_ids(encode, x) for x in request]
                     flat = [t for b in blocks for t in b]
                     last = sent_before.get((mode, name))
-                    if last is not None and (at := _prefix(last, flat)) < len(last):
+                    if last is not None and (at := common_prefix(last, flat)) < len(last):
                         rewrites[name] = (at, len(last) - at)
                     sent_before[(mode, name)] = flat
                     stable = next(

@@ -43,7 +43,12 @@ from rich.console import Console
 from rich.table import Table
 
 from vigente.bench._backends import BACKENDS, PostgresBackend
-from vigente.bench._throughput import OPERATIONS, measure_throughput, seed_throughput
+from vigente.bench._throughput import (
+    OPERATIONS,
+    conversation_opening,
+    measure_throughput,
+    seed_throughput,
+)
 from vigente.bench._util import machine, percentile, rate
 from vigente.store.tenancy import TenantStores
 
@@ -150,22 +155,6 @@ def _ok(response: httpx.Response) -> Any:
             f"{response.status_code} {response.text[:500]}"
         )
     return response.json()
-
-
-def _conversation_events(c: str) -> list[dict[str, Any]]:
-    events: list[dict[str, Any]] = [
-        {"event": "conversation", "id": c, "account": f"acct-{c}"},
-        {"event": "participant", "id": "agent", "model": "gpt-4o"},
-        {"event": "branch", "id": "main"},
-        {
-            "event": "message",
-            "id": "sys",
-            "branch": "main",
-            "role": "system",
-            "content": "You answer compliance questions.",
-        },
-    ]
-    return [e if e["event"] == "conversation" else dict(e, conversation=c) for e in events]
 
 
 class _Client:
@@ -441,7 +430,7 @@ def _seed(c: httpx.Client, clients: int) -> None:
         )
     events: list[dict[str, Any]] = []
     for n in range(clients):
-        events += _conversation_events(f"load-{n}")
+        events += conversation_opening(f"load-{n}")
     _ok(c.post("/v1/runtime/events", json={"events": events}))
 
 
