@@ -6,6 +6,7 @@ ask for :class:`Evidence` at a valid date ``t`` as known on ``k``.
 
 from __future__ import annotations
 
+from vigente._version import __version__ as __version__
 from vigente.api import ImportReport, Vigente
 from vigente.errors import (
     FutureKnowledgeError,
@@ -25,8 +26,6 @@ from vigente.kernel.values import Scope
 from vigente.kernel.versions import ExclusionReason, PrecedenceRule, Version
 from vigente.store import SQLiteStore, Store, open_store
 from vigente.time import Instant, Interval, parse_instant
-
-__version__ = "0.1.0"
 
 __all__ = [
     "Evidence",

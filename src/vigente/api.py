@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from vigente import telemetry
 from vigente.errors import (
     AnsweredHistoryError,
     FutureKnowledgeError,
@@ -357,6 +358,7 @@ class Vigente:
         )
 
     # -- reads -----------------------------------------------------------------------------
+    @telemetry.traced("vigente.evidence")
     def evidence(
         self,
         lineage: str,
@@ -394,6 +396,8 @@ class Vigente:
         if record:
             decision_id = self.record_decision("evidence", lineage, evidence.as_dict())
             evidence = replace(evidence, decision_id=decision_id)
+        telemetry.record_evidence(str(evidence.status), str(evidence.interpretation))
+        telemetry.annotate(telemetry.evidence_attributes(evidence))
         return in_language(evidence, language)
 
     def candidates_at(

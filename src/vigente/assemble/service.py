@@ -16,6 +16,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from opentelemetry import trace
+
+from vigente import telemetry
 from vigente.assemble.blocks import digest
 from vigente.assemble.call_ids import short_call_ids, with_wire_ids
 from vigente.assemble.gather import (
@@ -179,6 +182,7 @@ class Assembler:
         return found
 
     # -- assemble --------------------------------------------------------------------------
+    @telemetry.traced("vigente.assemble")
     def assemble(
         self,
         conversation: str,
@@ -496,6 +500,8 @@ class Assembler:
             "policy_document": pol.document,
         }
         assembly_id = "asm_" + uuid.uuid4().hex
+        _observe(assembly_id, record, participants[participant].model, branch, windows,
+                 nodes, decided, trace_extra, ranges)
         if persist:
             with self.store.transaction():
                 self.store.append_runtime_assembly(
@@ -995,6 +1001,39 @@ class Assembler:
             "snapshot": record["snapshot"],
             "differences": diff,
         }
+
+
+def _observe(
+    assembly_id: str,
+    record: dict[str, Any],
+    model: str,
+    branch: str,
+    windows: dict[str, Any],
+    nodes: Sequence[Any],
+    decided: dict[str, Decision],
+    trace_extra: Sequence[Decision],
+    ranges: Sequence[Any],
+) -> None:
+    """The assembly's telemetry: its span's attributes and its metrics, omissions counted by
+    reason and by the branch the record was on (active, inherited from an ancestor, another
+    branch, or below the read horizon: not read)."""
+    on: dict[str, str | None] = {}
+    for n in nodes:
+        on[n.target_id if n.kind == "artifact" else n.record_id] = getattr(n, "branch_id", None)
+    omissions: dict[tuple[str, str], int] = {}
+    for d in [*decided.values(), *trace_extra]:
+        if d.included or d.reason is None:
+            continue
+        where = on.get(d.ref)
+        relation = ("other" if d.reason == "other_branch" or (where and where not in windows)
+                    else "active" if where in (None, branch) else "inherited")
+        omissions[d.reason, relation] = omissions.get((d.reason, relation), 0) + 1
+    for r in ranges:
+        omissions[r.reason, "not_read"] = omissions.get((r.reason, "not_read"), 0) + r.records
+    telemetry.record_assembly(record, omissions)
+    current = trace.get_current_span()
+    if current.is_recording():
+        current.set_attributes(telemetry.assembly_attributes(assembly_id, record, model=model))
 
 
 def _not_recalled(record: dict[str, Any], ref: str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,6 +28,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from vigente import telemetry
 from vigente.api import Vigente
 from vigente.errors import VigenteError
 from vigente.kernel.statement import moment
@@ -52,6 +54,11 @@ T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
 
 DEFAULT_DB = "vigente.db"
+# ctx.meta: the command's name (for its metric) and its span, open while it runs
+_COMMAND, _SPAN = "vigente.command", "vigente.command_span"
+# commands that serve until stopped: each request gets its own span, not one the length of
+# the server's life
+_SERVERS = frozenset({"serve", "mcp"})
 
 
 # The quick reference of `vigente --help`: every top-level command, one line each, by section.
@@ -130,14 +137,46 @@ class _Group(click.Group):
                     formatter.write_dl(present, col_max=width + 2)
 
     def invoke(self, ctx: click.Context) -> Any:
+        started = time.perf_counter()
+        failure: BaseException | None = None
         try:
-            return super().invoke(ctx)
+            return super().invoke(ctx)  # in the command's span (see resolve_command)
+        except click.exceptions.Exit as exc:  # ctx.exit(0) is a success
+            failure = None if exc.exit_code == 0 else exc
+            raise
         except VigenteError as exc:
+            failure = exc
+            telemetry.refused(exc, "cli")
             raise click.ClickException(str(exc)) from None
-        except UnicodeEncodeError:
+        except UnicodeEncodeError as exc:
+            failure = exc
             raise click.ClickException(
                 "an argument is not valid UTF-8: re-encode it as UTF-8"
             ) from None
+        except BaseException as exc:
+            failure = exc
+            raise
+        finally:
+            command_span = ctx.meta.pop(_SPAN, None)
+            if command_span is not None:
+                command_span.close(failure)
+                telemetry.record_operation("cli", ctx.meta[_COMMAND],
+                                           "ok" if failure is None else "error",
+                                           time.perf_counter() - started)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name, command, rest = super().resolve_command(ctx, args)
+        if command is not None and _COMMAND not in ctx.meta and name not in _SERVERS:
+            # ``ask``, ``documents add``: the command's name, never an argument's value
+            full = str(command.name)
+            if isinstance(command, click.Group) and rest and rest[0] in command.commands:
+                full += " " + rest[0]
+            ctx.meta[_COMMAND] = full
+            ctx.meta[_SPAN] = telemetry.CurrentSpan(f"vigente {full}",
+                                                    {"vigente.cli.command": full})
+        return name, command, rest
 
 
 def emit_json(data: object) -> None:
@@ -302,7 +341,19 @@ def completion(shell: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Entry point of the ``vigente`` script."""
-    cli.main(args=list(argv) if argv is not None else None, prog_name="vigente")
+    """Entry point of the ``vigente`` script; telemetry as the ``OTEL_*`` variables ask
+    (flushed when the command ends)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        # (a meter provider is set once: `serve --metrics` needs its Prometheus reader in it)
+        configured = telemetry.configure_from_environment(prometheus="--metrics" in args)
+    except VigenteError as exc:
+        click.echo(f"Error: {exc}", err=True)
+        sys.exit(1)
+    try:
+        cli.main(args=args, prog_name="vigente")
+    finally:
+        if configured is not None:
+            configured.shutdown()
 
 

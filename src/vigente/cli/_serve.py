@@ -95,6 +95,26 @@ def _admin_key(path: Path | None) -> str | None:
     help="Server processes sharing the port (about one per core). Each opens its own "
     "connections and loads its own embedding model; the rate limit is per process.",
 )
+@click.option(
+    "--metrics",
+    is_flag=True,
+    help="Serve the metrics at /metrics in the Prometheus text format, to the admin key "
+    "(the otel extra). Traces and OTLP metrics follow the OTEL_* variables.",
+)
+@click.option(
+    "--log-format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="json: one object per line, with the trace and span ids of the request.",
+)
+@click.option(
+    "--access-log/--no-access-log",
+    default=True,
+    show_default=True,
+    help="One line per request: method, route template (never the ids in the path), status, "
+    "time.",
+)
 @click.pass_context
 def serve(
     ctx: click.Context,
@@ -107,6 +127,9 @@ def serve(
     max_body_bytes: int,
     no_mcp: bool,
     workers: int,
+    metrics: bool,
+    log_format: str,
+    access_log: bool,
 ) -> None:
     """Serve the HTTP API (its OpenAPI document at /openapi.json), MCP at /mcp and the web
     inspector at /."""
@@ -118,6 +141,12 @@ def serve(
     data = (
         root or ctx.ensure_object(dict).get("db") or os.environ.get("VIGENTE_DATA") or DEFAULT_DATA
     )
+    if metrics and workers > 1:
+        raise InvalidInput(
+            "--metrics serves one process's metrics, and --workers spreads the requests over "
+            "several: with workers, push the metrics instead (OTEL_METRICS_EXPORTER=otlp and "
+            "OTEL_EXPORTER_OTLP_ENDPOINT; each worker reports as its own service.instance.id)"
+        )
     key = _admin_key(admin_key_file)
     if key is None:
         click.echo(
@@ -134,11 +163,13 @@ def serve(
         mcp=not no_mcp,
         host=host,
         preload_model=True,
+        access_log=access_log,
+        metrics=metrics,
     )
     # vigente's access log names each route's template, never the ids in its path (which a
     # purge must be able to erase): uvicorn's own, which prints raw paths, is off.
     settings: dict[str, Any] = {"log_level": "info", "access_log": False,
-                                "log_config": _log_config()}
+                                "log_config": _log_config(log_format)}
     if workers == 1:
         uvicorn.run(create_app(config), host=host, port=port, **settings)
         return
@@ -149,12 +180,16 @@ def serve(
     serve_workers(host, port, workers, settings)
 
 
-def _log_config() -> dict[str, Any]:
-    """uvicorn's logging, with vigente's loggers (the access log among them) on its handler."""
+def _log_config(log_format: str = "text") -> dict[str, Any]:
+    """uvicorn's logging, with vigente's loggers (the access log among them) on its handler;
+    ``json``: every line (uvicorn's too) one JSON object with the request's trace ids."""
     from uvicorn.config import LOGGING_CONFIG
 
     config = copy.deepcopy(LOGGING_CONFIG)
     config["loggers"]["vigente"] = {"handlers": ["default"], "level": "INFO", "propagate": False}
+    if log_format == "json":
+        json_formatter = {"()": "vigente.telemetry.JsonFormatter"}
+        config["formatters"] = {"default": json_formatter, "access": json_formatter}
     return config
 
 

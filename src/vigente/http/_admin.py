@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Response
 
+from vigente import telemetry
 from vigente.http import models as m
 from vigente.http._deps import AdminCaller
 from vigente.http._errors import ERROR_RESPONSES, NotFound
 from vigente.http.tenants import ApiKey, NotRegistered, TenantRegistry
 
-__all__ = ["router"]
+__all__ = ["metrics_router", "router"]
 
 router = APIRouter(prefix="/v1/admin", responses=ERROR_RESPONSES, tags=["admin"])
 
@@ -66,3 +67,22 @@ def revoke_key(key_id: str, registry: AdminCaller) -> dict[str, Any]:
         return _key(registry.revoke_key(key_id))
     except NotRegistered as exc:
         raise NotFound(str(exc)) from None
+
+
+metrics_router = APIRouter(responses=ERROR_RESPONSES, tags=["service"])
+
+
+@metrics_router.get("/metrics", response_class=Response,
+                    responses={200: {"content": {"text/plain": {}},
+                                     "description": "The Prometheus text format"}})
+def metrics(_: AdminCaller) -> Response:
+    """The service's metrics in the Prometheus text format (the admin key only: a tenant's key
+    is refused). Served when the service runs with ``--metrics``."""
+    exposition = telemetry.prometheus_exposition()
+    if exposition is None:
+        raise NotFound(
+            "metrics are off: start the service with `vigente serve --metrics` (the otel extra: "
+            "pip install 'vigente[otel]')"
+        )
+    body, content_type = exposition
+    return Response(body, media_type=content_type)

@@ -12,6 +12,7 @@ from typing import Any
 
 from fastapi import Depends, FastAPI, Request
 
+from vigente import telemetry
 from vigente.http import _admin, _evidence, _review, _runtime, inspector
 from vigente.http._access import RequestLog
 from vigente.http._deps import ServiceState
@@ -47,6 +48,10 @@ class ServiceConfig:
     #: load the embedding model (when installed) in the background at start, so that no
     #: request pays for it; ``vigente serve`` turns it on
     preload_model: bool = False
+    #: the ``vigente.http.access`` log line per request (route template, status, time)
+    access_log: bool = True
+    #: telemetry from the ``OTEL_*`` variables, and ``/metrics`` (Prometheus, the admin key)
+    metrics: bool = False
 
     def to_environment(self) -> str:
         """This configuration as the JSON that :func:`app_from_environment` reads."""
@@ -95,6 +100,8 @@ def create_app(config: ServiceConfig) -> FastAPI:
     """The vigente HTTP API (and MCP endpoint) over the tenants under ``config.root``."""
     from vigente import __version__
 
+    if config.metrics or telemetry.telemetry_requested():
+        telemetry.configure_from_environment(prometheus=config.metrics)
     registry = TenantRegistry(config.root, admin_key=config.admin_key)
     state = ServiceState(registry, RateLimiter(config.rate, config.burst))
     mcp_app: Any = None
@@ -107,6 +114,7 @@ def create_app(config: ServiceConfig) -> FastAPI:
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         async with AsyncExitStack() as stack:
             stack.callback(registry.close)
+            stack.callback(telemetry.watch_store_size(registry.stores.size))
             if config.preload_model:
                 from vigente.retrieval.embed import warm_up
 
@@ -130,6 +138,9 @@ def create_app(config: ServiceConfig) -> FastAPI:
         # FastAPI's /docs and /redoc pages load their scripts from a CDN: not served.
         docs_url=None,
         redoc_url=None,
+        # FastAPI's own spans record the query string (a search's words) and its logs the
+        # exception messages: vigente's RequestLog records the request instead (template only)
+        telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.state.vigente = state
     install_error_handlers(app)
@@ -137,6 +148,7 @@ def create_app(config: ServiceConfig) -> FastAPI:
     app.include_router(_review.router)
     app.include_router(_runtime.router)
     app.include_router(_admin.router)
+    app.include_router(_admin.metrics_router)
     inspector.install(app)  # the web inspector's pages at /
 
     @app.get("/v1/health", tags=["service"])
@@ -149,5 +161,6 @@ def create_app(config: ServiceConfig) -> FastAPI:
             "/mcp", mcp_app, methods=["GET", "POST", "DELETE"], include_in_schema=False
         )
     app.add_middleware(BodySizeLimit, max_bytes=config.max_body_bytes)
-    app.add_middleware(RequestLog)  # outermost: logs every answer, the limits' too
+    # outermost: its span, metrics and log line cover every answer, the limits' too
+    app.add_middleware(RequestLog, access_log=config.access_log)
     return app

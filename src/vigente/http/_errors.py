@@ -25,6 +25,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from vigente import telemetry
 from vigente.errors import (
     FutureKnowledgeError,
     HistoryRewriteError,
@@ -207,6 +208,7 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(VigenteError)
     async def vigente_error(_: Request, exc: VigenteError) -> JSONResponse:
         status, code = _vigente_status(exc)
+        telemetry.refused(exc, "http")
         if status >= 500:
             log.warning("store error: %s", exc)
         return error_response(status, code, str(exc))

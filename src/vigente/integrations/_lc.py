@@ -275,3 +275,38 @@ def tool_infos(tools: Sequence[Any]) -> list[ToolInfo]:
 def _branch(state: Any, rec: Recorder) -> str:
     branch = state.get("vigente_branch") if isinstance(state, dict) else None
     return str(branch) if branch else rec.root
+
+
+def model_call_attributes(model: Any) -> dict[str, str]:
+    """The GenAI attributes of a LangChain model call's span: the operation, and the provider
+    and model LangChain reports for its own tracing (``_get_ls_params``)."""
+    attributes = {"gen_ai.operation.name": "chat"}
+    try:
+        params = model._get_ls_params()
+    except Exception:
+        params = {}
+    provider = params.get("ls_provider")
+    name = params.get("ls_model_name") or getattr(model, "model_name", None) or getattr(
+        model, "model", None)
+    if isinstance(provider, str) and provider:
+        attributes["gen_ai.provider.name"] = provider
+    if isinstance(name, str) and name:
+        attributes["gen_ai.request.model"] = name
+    return attributes
+
+
+def response_attributes(prepared: Assembled, response: Sequence[BaseMessage]
+                        ) -> dict[str, str | int]:
+    """What the model call's span adds once it answered: the assembly that fed it, and the
+    token usage the model reported (counts only)."""
+    attributes: dict[str, str | int] = {
+        "vigente.assembly.id": prepared.assembly.id,
+        "gen_ai.conversation.id": prepared.conversation,
+        "vigente.branch.id": prepared.branch,
+    }
+    for message in response:
+        usage = getattr(message, "usage_metadata", None)
+        if isinstance(message, AIMessage) and usage:
+            attributes["gen_ai.usage.input_tokens"] = int(usage.get("input_tokens", 0))
+            attributes["gen_ai.usage.output_tokens"] = int(usage.get("output_tokens", 0))
+    return attributes

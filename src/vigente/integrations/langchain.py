@@ -30,7 +30,13 @@ from langchain.agents.middleware import (
 from langchain_core.messages import AnyMessage, ToolMessage
 from langgraph.types import Command
 
-from vigente.integrations._lc import Assembled, ThreadRecorders
+from vigente import telemetry
+from vigente.integrations._lc import (
+    Assembled,
+    ThreadRecorders,
+    model_call_attributes,
+    response_attributes,
+)
 
 if TYPE_CHECKING:
     from langgraph.prebuilt.tool_node import ToolCallRequest
@@ -127,28 +133,33 @@ class VigenteMiddleware(AgentMiddleware[VigenteAgentState, Any, Any]):
             "overhead": wall - model - prepared.assembly_ms,
             "overhead_cpu": cpu - model_cpu - prepared.assembly_cpu_ms,
         }
+        telemetry.annotate(response_attributes(prepared, response.result))
         update = {"vigente_branch": prepared.branch, "vigente_assembly_id": prepared.assembly.id}
         return ExtendedModelResponse(model_response=response, command=Command(update=update))
 
+    # The model call this middleware wraps is a span (in the caller's trace), with vigente's
+    # assembly and then the model's own call inside it: a trace shows what fed each call.
     def wrap_model_call(
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> ExtendedModelResponse[Any]:
-        prepared, assembled = self._prepare(request)
-        started = _clocks()
-        response = handler(assembled)
-        return self._finish(prepared, response, started, _clocks())
+        with telemetry.span("vigente.model_call", model_call_attributes(request.model)):
+            prepared, assembled = self._prepare(request)
+            started = _clocks()
+            response = handler(assembled)
+            return self._finish(prepared, response, started, _clocks())
 
     async def awrap_model_call(
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ExtendedModelResponse[Any]:
-        prepared, assembled = self._prepare(request)
-        started = _clocks()
-        response = await handler(assembled)
-        return self._finish(prepared, response, started, _clocks())
+        with telemetry.span("vigente.model_call", model_call_attributes(request.model)):
+            prepared, assembled = self._prepare(request)
+            started = _clocks()
+            response = await handler(assembled)
+            return self._finish(prepared, response, started, _clocks())
 
     # -- tool calls ---------------------------------------------------------------------
     def _failed(self, request: ToolCallRequest, error: BaseException) -> None:

@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from vigente import telemetry
 from vigente.integrations.recorder import (
     Call,
     Item,
@@ -49,6 +50,19 @@ def _text(content: Any) -> str:
         if parts and all(isinstance(p, str) for p in parts):
             return "".join(str(p) for p in parts)
     return json.dumps(content, ensure_ascii=False)
+
+
+def _sdk_trace() -> dict[str, str]:
+    """The Agents SDK's current trace and span ids (its own tracing, not OpenTelemetry's)."""
+    from agents.tracing import get_current_span, get_current_trace
+
+    found: dict[str, str] = {}
+    current_trace, current_span = get_current_trace(), get_current_span()
+    if current_trace is not None:
+        found["openai_agents.trace_id"] = current_trace.trace_id
+    if current_span is not None:
+        found["openai_agents.span_id"] = current_span.span_id
+    return found
 
 
 def _new_key() -> str:
@@ -200,15 +214,20 @@ class VigenteSession:
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
         """The assembled context for the agent's next request (the latest ``limit`` items)."""
         rec = self.recorder
-        assembly = self.vg.assembly.assemble(
-            self.session_id,
-            self.branch,
-            self.participant,
-            mode=self.mode,
-            format="openai-responses",
-            budget=self.budget,
-            policy=self.policy,
-        )
+        # the Runner reads the session just before the model call it feeds: the span joins
+        # the caller's OpenTelemetry trace and names the Agents SDK's own trace and span
+        with telemetry.span("vigente.session.get_items", _sdk_trace()):
+            assembly = self.vg.assembly.assemble(
+                self.session_id,
+                self.branch,
+                self.participant,
+                mode=self.mode,
+                format="openai-responses",
+                budget=self.budget,
+                policy=self.policy,
+            )
+            telemetry.annotate({"vigente.assembly.id": assembly.id,
+                                "gen_ai.conversation.id": self.session_id})
         self.last_assembly_id = assembly.id
         items: list[Any] = []
         wire = assembly.record.get("call_ids", {})

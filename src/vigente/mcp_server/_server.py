@@ -18,6 +18,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
+from vigente import telemetry
 from vigente.api import Vigente
 from vigente.errors import InvalidInput, VigenteError
 from vigente.evidence.wording import fact_citation
@@ -108,6 +109,7 @@ def _call(action: Callable[[], dict[str, Any]]) -> CallToolResult:
     try:
         return _compact(action())
     except VigenteError as exc:
+        telemetry.refused(exc, "mcp")
         raise ToolError(str(exc)) from None
     except ApiError as exc:
         raise ToolError(exc.message) from None

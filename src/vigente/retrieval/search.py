@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Final, Literal
 
+from vigente import telemetry
 from vigente.errors import InvalidInput
 from vigente.evidence.dates import check_language
 from vigente.kernel.values import JSONValue, Scope
@@ -395,6 +396,7 @@ class Retrieval:
         return self._rank(terms, vector, query, k, used, fields=fields)
 
     # -- search ------------------------------------------------------------------------------
+    @telemetry.traced("vigente.search")
     def search(
         self,
         text: str,
@@ -517,6 +519,12 @@ class Retrieval:
             payload["admitted"] = [{"version_id": h.version_id} for h in hits]
             decision_id = self._vg.record_decision("search", text[:200], payload)
             result = replace(result, decision_id=decision_id)
+        telemetry.record_search(used)
+        telemetry.annotate({
+            "vigente.search.mode": used, "vigente.search.k": k,
+            "vigente.search.hits": len(hits), "vigente.search.excluded": len(excluded),
+            "vigente.valid_at": t.isoformat(), "vigente.known_at": k_at.isoformat(),
+            "vigente.decision.id": result.decision_id})
         return result
 
     def _catch_up(self) -> list[str]:

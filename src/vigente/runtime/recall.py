@@ -35,6 +35,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
+from vigente import telemetry
 from vigente.errors import InvalidInput
 from vigente.retrieval.text import fold
 from vigente.runtime.recall_time import TimeWindow, time_window
@@ -268,6 +269,7 @@ class Recall:
         self._embedder = builtin_embedder()
         return self._embedder
 
+    @telemetry.traced("vigente.recall")
     def recall(self, query: str, *, conversation: str | None = None,
                account: str | None = None, branch: str | None = None,
                participant: str | None = None, known_at: TimeLike | None = None,
@@ -359,6 +361,12 @@ class Recall:
         person = _person(query, self.reads, conversations, k_at, participants)
         fused = _fuse(lists, ranker, person)
         hits = self._visible(fused, k, conversation, branch, participant, k_at, chain, granted)
+        telemetry.record_recall(used, len(hits))
+        telemetry.annotate({
+            "vigente.recall.mode": used, "vigente.recall.k": k, "vigente.recall.hits": len(hits),
+            "vigente.recall.conversations": len(conversations),
+            "gen_ai.conversation.id": conversation, "vigente.branch.id": branch,
+            "vigente.participant.id": participant, "vigente.known_at": k_at.isoformat()})
         return RecallResult(query, k_at, tuple(hits), tuple(notes), used, scope)
 
     def _visible(self, fused: list[tuple[RecallDoc, float, tuple[str, ...]]], k: int,

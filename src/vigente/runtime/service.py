@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vigente import telemetry
 from vigente.errors import FutureKnowledgeError, InvalidInput, RuntimeHistoryConflict
 from vigente.kernel.values import Scope, check_name
 from vigente.runtime.content import (
@@ -885,6 +886,7 @@ class Runtime(RuntimeReads):
         return nodes
 
     # -- imports and erasure ---------------------------------------------------------------
+    @telemetry.traced("vigente.events.import")
     def import_events(self, source: str | Path | Iterable[bytes | str], *,
                       now: TimeLike | None = None, trusted: bool = True
                       ) -> RuntimeImportReport:
@@ -893,8 +895,16 @@ class Runtime(RuntimeReads):
         messages, skill states or read-only tool declarations."""
         from vigente.runtime.events import import_events
 
-        return import_events(self, source, now=None if now is None else self.instant(now),
-                             trusted=trusted)
+        report = import_events(self, source, now=None if now is None else self.instant(now),
+                               trusted=trusted)
+        telemetry.record_import(report.by_kind)
+        telemetry.annotate({"vigente.events.count": report.events,
+                            "vigente.events.conversations": len(report.conversations),
+                            "vigente.events.warnings": len(report.warnings),
+                            "vigente.events.trusted": trusted,
+                            **{f"vigente.events.kind.{kind}": n
+                               for kind, n in report.by_kind.items()}})
+        return report
 
     def import_openai(self, path: str | Path, *, conversation: str, account: str,
                       trial: int | None = None, model: str = "unknown",
@@ -917,11 +927,20 @@ class Runtime(RuntimeReads):
         return extract_user_memories(self, conversation, extractor=extractor,
                                      record_as_fact=record_as_fact)
 
+    @telemetry.traced("vigente.purge")
     def purge_account(self, account: str, *, dry_run: bool = False) -> PurgeReport:
-        """Delete an account's conversations and everything derived from them."""
+        """Delete an account's conversations and everything derived from them. (Its span and
+        metric name no account: only the outcome and the counts.)"""
         from vigente.runtime.retention import purge_account
 
-        return purge_account(self, check_name("account", account), dry_run=dry_run)
+        report = purge_account(self, check_name("account", account), dry_run=dry_run)
+        outcome = "dry_run" if dry_run else ("complete" if report.complete else "incomplete")
+        telemetry.record_purge(outcome)
+        telemetry.annotate({"vigente.purge.outcome": outcome,
+                            "vigente.purge.conversations": len(report.conversations),
+                            "vigente.purge.rows": report.rows,
+                            "vigente.purge.blobs": report.blobs})
+        return report
 
     def gc(self, *, now: TimeLike | None = None, dry_run: bool = False) -> GCReport:
         """Apply the retention classes as of ``now`` (default: this moment)."""

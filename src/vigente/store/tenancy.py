@@ -39,6 +39,12 @@ _TENANT_SCHEMA_PREFIX = "tenant_"
 _CREATE_BTREE_GIST = "CREATE EXTENSION IF NOT EXISTS btree_gist SCHEMA public"
 _CREATE_VECTOR = "CREATE EXTENSION IF NOT EXISTS vector SCHEMA public"
 _CREATE_SCHEMA = "CREATE SCHEMA IF NOT EXISTS {}"
+# the bytes of every relation (tables, indexes, TOAST) in the admin and tenant schemas
+_SIZE_SQL = """
+SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relkind IN ('r', 'm') AND (n.nspname = %s OR starts_with(n.nspname, %s))
+"""
 
 
 def check_tenant_name(name: str) -> str:
@@ -117,6 +123,18 @@ class TenantStores:
         if self.postgres:
             self._create_schema(_TENANT_SCHEMA_PREFIX + name)
         return self.tenant_url(name)
+
+    def size(self) -> list[tuple[int, dict[str, str]]]:
+        """The bytes the stores take, as ``(bytes, {"backend": …})``: the SQLite files under
+        the folder, or the relations of the service's schemas in PostgreSQL."""
+        if not self.postgres:
+            total = sum(p.stat().st_size for p in Path(self.root).rglob("*") if p.is_file())
+            return [(total, {"backend": "sqlite"})]
+        import psycopg
+
+        with psycopg.connect(self.root, autocommit=True, connect_timeout=10) as conn:
+            row = conn.execute(_SIZE_SQL, (_ADMIN_SCHEMA, _TENANT_SCHEMA_PREFIX)).fetchone()
+        return [(int(row[0] if row else 0), {"backend": "postgresql"})]
 
     # -- PostgreSQL ------------------------------------------------------------------------
     def _schema_url(self, schema: str) -> str:
