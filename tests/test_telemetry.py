@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import secrets
+import string
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +22,8 @@ from typing import Any
 import httpx
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 from prometheus_client.parser import text_string_to_metric_families
@@ -323,3 +329,79 @@ def test_a_planted_secret_is_in_no_span_metric_or_log_line(
     exported = telemetry.exported_text()
     assert telemetry.spans("vigente.assemble") and telemetry.spans("vigente.recall")
     assert secret not in exported and secret not in scraped
+
+
+def _vigente(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    return subprocess.run([sys.executable, "-m", "vigente", *args], capture_output=True,
+                          text=True, timeout=300, cwd=cwd, env={**clean, **env}, check=False)
+
+
+def test_the_otel_variables_turn_telemetry_on_for_a_command(tmp_path: Path) -> None:
+    db = str(tmp_path / "v.db")
+    wrote = _vigente(["--db", db, "record", "lim", "80", "--source", "s", "--valid-from",
+                      "2026-09-01", "--known-at", "2026-09-03"], {}, tmp_path)
+    assert wrote.returncode == 0, wrote.stderr
+    asked = _vigente(["--db", db, "ask", "lim", "--at", "2026-09-10"],
+                     {"OTEL_TRACES_EXPORTER": "console", "OTEL_SERVICE_NAME": "agents-prod"},
+                     tmp_path)
+    assert asked.returncode == 0, asked.stderr
+    # the console exporter prints each span (flushed when the command ends) as JSON objects
+    assert '"name": "vigente.evidence"' in asked.stdout
+    assert '"name": "vigente ask"' in asked.stdout
+    assert '"service.name": "agents-prod"' in asked.stdout
+    off = _vigente(["--db", db, "ask", "lim", "--at", "2026-09-10"], {}, tmp_path)
+    assert off.returncode == 0 and '"name"' not in off.stdout  # nothing configured: nothing
+    bad = _vigente(["--db", db, "lineages"], {"OTEL_TRACES_EXPORTER": "zipkinn"}, tmp_path)
+    assert bad.returncode == 1
+    assert bad.stderr.startswith("Error: OTEL_TRACES_EXPORTER='zipkinn' names an exporter")
+
+
+def test_serve_refuses_metrics_it_could_only_serve_from_one_worker(tmp_path: Path) -> None:
+    refused = CliRunner().invoke(cli, ["serve", "--db", str(tmp_path / "d"), "--metrics",
+                                       "--workers", "2"])
+    assert refused.exit_code == 1
+    assert "OTEL_METRICS_EXPORTER=otlp" in refused.output
+
+
+def test_the_telemetry_benchmark_reports_each_set_up(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "vigente.bench", "telemetry", "--turns", "5",
+                           "--reads", "3", "--rounds", "1", "--json"], capture_output=True,
+                          text=True, timeout=600, cwd=tmp_path, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    figures = json.loads(proc.stdout.strip().splitlines()[-1])
+    for op in ("assemble", "ask"):
+        for mode in ("off", "noop", "memory"):
+            assert figures[f"{op}_{mode}_p50_ms"] > 0
+        assert figures[f"{op}_memory_vs_off"] > 0
+    assert list(tmp_path.iterdir()) == [], "the benchmark left files behind"
+
+
+@settings(max_examples=20, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(secret=st.text(alphabet=string.ascii_letters + string.digits + " -_.", min_size=12,
+                      max_size=40).map(lambda s: "Zq" + s + "Xj"),
+       where=st.sampled_from(["message", "result", "argument"]),
+       budget=st.sampled_from([None, 60, 400]))
+def test_whatever_text_an_assembly_holds_no_span_or_metric_holds_it(
+    vg: Any, telemetry: Captured, secret: str, where: str, budget: int | None  # noqa: F811
+) -> None:
+    """Property, both backends: text planted anywhere in what an assembly and a recall read
+    (a user message, a tool result, a call's arguments, the query), and any budget, is in no
+    exported span or metric point."""
+    telemetry.exporter.clear()
+    conversation = "prop-" + secrets.token_hex(6)
+    events = [dict(e, conversation=conversation) if e["event"] != "conversation"
+              else dict(e, id=conversation) for e in session()]
+    for e in events:
+        if where == "message" and e["event"] == "message" and e.get("id") == "m1":
+            e["content"] = f"{e['content']} {secret}"
+        if where == "result" and e["event"] == "tool_result" and e["call"] == "t1":
+            e["content"] = {"trains": [{"id": "FR-9512", "note": secret}]}
+        if where == "argument" and e["event"] == "tool_call" and e["id"] == "t1":
+            e["arguments"] = {"from": "TRN", "to": secret}
+    vg.runtime.import_events([json.dumps(e) for e in events])
+    vg.assembly.assemble(conversation, "main", "agent", budget=budget, query=secret)
+    vg.runtime.recall(secret, conversation=conversation, mode="lexical")
+    assert telemetry.spans("vigente.assemble") and telemetry.spans("vigente.recall")
+    assert secret not in telemetry.exported_text()

@@ -1016,7 +1016,10 @@ def _observe(
 ) -> None:
     """The assembly's telemetry: its span's attributes and its metrics, omissions counted by
     reason and by the branch the record was on (active, inherited from an ancestor, another
-    branch, or below the read horizon: not read)."""
+    branch, or below the read horizon: not read). Nothing is computed when telemetry is off."""
+    current = trace.get_current_span()
+    if not (telemetry.recording() or current.is_recording()):
+        return
     on: dict[str, str | None] = {}
     for n in nodes:
         on[n.target_id if n.kind == "artifact" else n.record_id] = getattr(n, "branch_id", None)
@@ -1031,7 +1034,6 @@ def _observe(
     for r in ranges:
         omissions[r.reason, "not_read"] = omissions.get((r.reason, "not_read"), 0) + r.records
     telemetry.record_assembly(record, omissions)
-    current = trace.get_current_span()
     if current.is_recording():
         current.set_attributes(telemetry.assembly_attributes(assembly_id, record, model=model))
 

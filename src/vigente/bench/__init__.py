@@ -24,6 +24,7 @@ MODULES: dict[str, str] = {
     "serve": "vigente.bench.serve",
     "integrations": "vigente.bench.integrations",
     "memory": "vigente.bench.memory",
+    "telemetry": "vigente.bench.telemetry",
 }
 
 

@@ -22,6 +22,7 @@ from vigente.telemetry._metrics import (
     record_recall,
     record_refusal,
     record_search,
+    recording,
     watch_store_size,
 )
 from vigente.telemetry._setup import (
@@ -57,6 +58,7 @@ __all__ = [
     "prometheus_exposition",
     "quiet",
     "record_assembly",
+    "recording",
     "record_evidence",
     "record_http",
     "record_import",

@@ -20,6 +20,7 @@ from vigente.telemetry._spans import QUIET
 
 __all__ = [
     "record_assembly",
+    "recording",
     "record_evidence",
     "record_http",
     "record_import",
@@ -105,6 +106,18 @@ purges = meter.create_counter(
 imported = meter.create_counter(
     "vigente.events.imported", unit="{event}", description="Runtime events imported, by kind"
 )
+
+_recording = False
+
+
+def recording() -> bool:
+    """Whether a meter provider records (an SDK's, not the API's proxy): what a caller that
+    must compute a measurement first checks (a provider is set once, so True stays True)."""
+    global _recording
+    if not _recording:
+        _recording = type(metrics.get_meter_provider()).__name__ != "_ProxyMeterProvider"
+    return _recording and not QUIET.get()
+
 
 _SIZE_SOURCES: list[Callable[[], Iterable[tuple[int, dict[str, str]]]]] = []  # see SizeSource
 
