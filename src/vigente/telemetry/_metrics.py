@@ -60,12 +60,6 @@ assembly_tokens = meter.create_counter(
     description="Tokens of assembled requests (kind=assembled) and of replaying the whole "
     "transcript instead (kind=replay): replay minus assembled is what assembly saved",
 )
-assembly_ratio = meter.create_histogram(
-    "vigente.assembly.replay_ratio",
-    unit="1",
-    description="Assembled tokens over replay tokens, per assembly",
-    explicit_bucket_boundaries_advisory=(0.1, 0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.5, 2.0),
-)
 assembly_inclusions = meter.create_counter(
     "vigente.assembly.inclusions",
     unit="{record}",
@@ -181,8 +175,6 @@ def record_assembly(record: Mapping[str, Any], omissions: Mapping[tuple[str, str
     assembled, replay = int(tokens.get("assembled", 0)), int(tokens.get("replay", 0))
     assembly_tokens.add(assembled, {**labels, "kind": "assembled"})
     assembly_tokens.add(replay, {**labels, "kind": "replay"})
-    if replay:
-        assembly_ratio.record(assembled / replay, labels)
     shown: dict[str, int] = {}
     for entry in record.get("included", ()):
         shown[entry["as"]] = shown.get(entry["as"], 0) + 1

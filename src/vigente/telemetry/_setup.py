@@ -122,7 +122,15 @@ def configure(
         if setup.meter_provider is not None or _configured(metrics.get_meter_provider()):
             setup.notes.append("a meter provider is set already: its readers are used")
         else:
-            meter_provider = MeterProvider(resource=resource, metric_readers=readers)
+            options: dict[str, Any] = {}
+            if not os.environ.get("OTEL_METRICS_EXEMPLAR_FILTER"):
+                # exemplars (a sampled span's ids kept on each point) cost a third of every
+                # measurement and the Prometheus text format does not carry them: off unless
+                # OTEL_METRICS_EXEMPLAR_FILTER asks for them
+                from opentelemetry.sdk.metrics import AlwaysOffExemplarFilter
+
+                options["exemplar_filter"] = AlwaysOffExemplarFilter()
+            meter_provider = MeterProvider(resource=resource, metric_readers=readers, **options)
             metrics.set_meter_provider(meter_provider)
             setup.meter_provider = meter_provider
             setup.prometheus_registry = registry
