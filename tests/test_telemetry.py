@@ -222,7 +222,11 @@ def test_mcp_tool_calls_hold_vigentes_spans(service: Tenant, telemetry: Captured
             "conversation": C, "branch": "main", "participant": "agent"})
         assert not result.is_error, tool_text(result)
 
+    before = telemetry.points()
     with_mcp(service, call)
+    after = telemetry.points()
+    assert _delta(before, after, "vigente.operation.duration", surface="mcp",
+                  operation="assemble_context", status="ok") == 1
     spans = telemetry.spans()
     tool = telemetry.one("tools/call assemble_context")
     assert tool.attributes["gen_ai.tool.name"] == "assemble_context"
@@ -246,6 +250,17 @@ def test_cli_commands_are_spans_with_the_work_inside(
     evidence = telemetry.one("vigente.evidence")
     assert evidence.parent is not None and evidence.parent.span_id == command.context.span_id
     assert evidence.attributes["vigente.evidence.status"] == "supported"
+    assert evidence.attributes["vigente.evidence.kind"] == "fact"
+    added = runner.invoke(cli, ["--db", store_url, "documents", "add", "cdd", "--text",
+                                "Uploads need two identity documents.", "--valid-from",
+                                "2025-03-03", "--published", "2025-02-14"])
+    assert added.exit_code == 0, added.output
+    telemetry.exporter.clear()
+    doc = runner.invoke(cli, ["--db", store_url, "ask", "cdd", "--at", "2025-06-01"])
+    assert doc.exit_code == 0, doc.output
+    document = telemetry.one("vigente.evidence").attributes
+    assert (document["vigente.evidence.kind"], document["vigente.evidence.status"],
+            document["vigente.evidence.admitted"]) == ("document", "supported", 1)
     failed = runner.invoke(cli, ["--db", store_url, "ask", "lim", "--at", "not-a-date"])
     assert failed.exit_code == 1
     errors = [s for s in telemetry.spans("vigente ask") if s.status.is_ok is False]

@@ -397,7 +397,8 @@ class Vigente:
             decision_id = self.record_decision("evidence", lineage, evidence.as_dict())
             evidence = replace(evidence, decision_id=decision_id)
         telemetry.record_evidence(str(evidence.status), str(evidence.interpretation))
-        telemetry.annotate(telemetry.evidence_attributes(evidence))
+        telemetry.annotate({**telemetry.evidence_attributes(evidence),
+                            "vigente.evidence.kind": "fact"})
         return in_language(evidence, language)
 
     def candidates_at(

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from vigente import telemetry
 from vigente.errors import (
     AnsweredHistoryError,
     HistoryRewriteError,
@@ -131,6 +132,7 @@ class Documents:
             )
         return matches[0]
 
+    @telemetry.traced("vigente.evidence")
     def evidence(
         self,
         lineage_id: str,
@@ -169,6 +171,9 @@ class Documents:
         if record:
             decision_id = vg.record_decision("document_evidence", lineage_id, result.as_dict())
             result = replace(result, decision_id=decision_id)
+        telemetry.record_evidence(str(result.status), str(result.interpretation))
+        telemetry.annotate({**telemetry.evidence_attributes(result),
+                            "vigente.evidence.kind": "document"})
         return result
 
     # -- writes ----------------------------------------------------------------------------

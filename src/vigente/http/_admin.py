@@ -72,9 +72,8 @@ def revoke_key(key_id: str, registry: AdminCaller) -> dict[str, Any]:
 metrics_router = APIRouter(responses=ERROR_RESPONSES, tags=["service"])
 
 
-@metrics_router.get("/metrics", response_class=Response,
-                    responses={200: {"content": {"text/plain": {}},
-                                     "description": "The Prometheus text format"}})
+# (outside the OpenAPI document, as an operator's endpoint beside /v1: not an API operation)
+@metrics_router.get("/metrics", response_class=Response, include_in_schema=False)
 def metrics(_: AdminCaller) -> Response:
     """The service's metrics in the Prometheus text format (the admin key only: a tenant's key
     is refused). Served when the service runs with ``--metrics``."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import time
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -122,10 +123,33 @@ def _call(action: Callable[[], dict[str, Any]]) -> CallToolResult:
         raise ToolError("a string is not valid Unicode text: send UTF-8 text") from None
 
 
+class _ToolTiming:
+    """MCP middleware: each tool call's duration as ``vigente.operation.duration`` (surface
+    ``mcp``, the tool's name when it is one of the server's, status ``ok`` or ``error``). The
+    call's span is the SDK's own (``tools/call NAME``)."""
+
+    def __init__(self) -> None:
+        self.tools: set[str] = set()
+
+    async def __call__(self, ctx: Any, call_next: Any) -> Any:
+        if ctx.method != "tools/call":
+            return await call_next(ctx)
+        name = (ctx.params or {}).get("name")
+        started, status = time.perf_counter(), "error"
+        try:
+            result = await call_next(ctx)
+            status = "error" if getattr(result, "is_error", False) else "ok"
+            return result
+        finally:
+            telemetry.record_operation("mcp", name if name in self.tools else "(unknown)",
+                                       status, time.perf_counter() - started)
+
+
 def build_server(resolve: Resolver) -> MCPServer:
     """An MCP server whose tools and resources read and write the store ``resolve`` gives."""
     from vigente import __version__
 
+    timing = _ToolTiming()
     server = MCPServer(
         "vigente",
         title="vigente evidence store",
@@ -133,11 +157,13 @@ def build_server(resolve: Resolver) -> MCPServer:
         instructions=INSTRUCTIONS,
         version=__version__,
         log_level="WARNING",  # the SDK configures the root logger; INFO would log every call
+        middleware=[timing],
     )
 
     def tool(**options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """``server.tool`` with the docstring dedented into the description a model reads."""
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+            timing.tools.add(options.get("name", fn.__name__))
             described = server.tool(description=inspect.cleandoc(fn.__doc__ or ""), **options)
             return described(fn)
         return register
