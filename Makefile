@@ -36,11 +36,13 @@ test: $(STAMP)
 		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } \
 			>/dev/null 2>&1 || echo "note: chromium could not be installed: the browser tests will skip"; \
 	fi
+	$(BIN)/lint-imports --no-cache
 	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(BIN)/python -m pytest -q
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache
 
 bench: $(STAMP)
 	$(BIN)/python -m vigente.bench all

@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.http_server import running
+from vigente.application.access import AUTH_FAILURE_BURST
 from vigente.http import ServiceConfig, create_app
-from vigente.http._deps import AUTH_FAILURE_BURST
 from vigente.jsonlimits import MAX_JSON_DEPTH, JSONTooDeep, check_json_depth, json_depth
 
 ADMIN_KEY = "test-admin-key-0123456789abcdef"

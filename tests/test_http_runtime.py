@@ -15,9 +15,9 @@ import pytest
 
 from tests.conformance.test_runtime import session
 from tests.http_server import running
+from vigente.application.runtime import EventKind, Format, Mode
 from vigente.assemble import FORMATS
 from vigente.http import ServiceConfig, create_app
-from vigente.http._runtime import EventKind, Format, Mode
 from vigente.runtime import MODES
 from vigente.runtime.events import EVENTS
 

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from tests.conformance.test_runtime import session
 from vigente import InvalidInput, Vigente
-from vigente.http._errors import ApiError
-from vigente.http._runtime import apply_events
+from vigente.application.errors import ApiError
+from vigente.application.runtime import apply_events
 from vigente.runtime.redact import card_number, redact_content, redact_text, redact_value
 from vigente.runtime.trust import NAME
 

@@ -95,7 +95,7 @@ def test_a_writers_memory_of_values_the_result_holds_is_checked_by_path(vg: Vige
 
 def test_a_memory_written_through_mcp_record_event_is_labelled_a_models_claim(
         vg: Vigente) -> None:
-    from vigente.http._runtime import apply_events  # the MCP tool's path, with its writer
+    from vigente.application.runtime import apply_events  # the MCP tool's path, with its writer
 
     vg.runtime.import_events(_session(("t1", "get_balance", {}, {"balance": 10})))
     apply_events(vg, [dict(event="memory", conversation=C, id="m", sources=["t1"], summary="s",

@@ -7,10 +7,10 @@ from typing import Any
 from fastapi import APIRouter, Response
 
 from vigente import telemetry
-from vigente.http import models as m
+from vigente.application import models as m
+from vigente.application.tenants import ApiKey, NotRegistered, TenantRegistry
 from vigente.http._deps import AdminCaller
 from vigente.http._errors import ERROR_RESPONSES, NotFound
-from vigente.http.tenants import ApiKey, NotRegistered, TenantRegistry
 
 __all__ = ["metrics_router", "router"]
 

@@ -26,6 +26,7 @@ from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from vigente import telemetry
+from vigente.application.errors import ApiError, NotFound, error_body, http_advice
 from vigente.errors import (
     FutureKnowledgeError,
     HistoryRewriteError,
@@ -60,19 +61,6 @@ class ErrorBody(BaseModel):
     error: ErrorDetail
 
 
-class ApiError(Exception):
-    """An error a surface raises itself (authentication, limits, not found)."""
-
-    def __init__(
-        self, status: int, code: str, message: str, headers: dict[str, str] | None = None
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.code = code
-        self.message = message
-        self.headers = headers
-
-
 class UnknownQueryParameters(ApiError):
     """Query parameters an endpoint does not take (``unknown``), and those it does (``known``):
     the API words it for its clients, a page of the inspector words it for a reader."""
@@ -87,11 +75,6 @@ class UnknownQueryParameters(ApiError):
 
     def listed(self) -> str:
         return f"unknown query parameter(s) {', '.join(map(repr, self.unknown))}"
-
-
-class NotFound(ApiError):
-    def __init__(self, message: str) -> None:
-        super().__init__(404, "not_found", message)
 
 
 def _described(text: str) -> dict[str, Any]:
@@ -117,46 +100,7 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 def error_response(
     status: int, code: str, message: str, headers: dict[str, str] | None = None
 ) -> JSONResponse:
-    body = {"error": {"status": status, "code": code, "message": http_advice(message)}}
-    return JSONResponse(body, status_code=status, headers=headers)
-
-
-#: The library's messages advise the CLI (`--known-at`, `vigente lineages`); over HTTP each
-#: piece of advice becomes the field or endpoint that does the same (or, where the API has
-#: none, says that an operator does it on the server).
-HTTP_ADVICE: tuple[tuple[str, str], ...] = (
-    ("omit --known-at / known_at: learned now", "omit `known_at`: learned now"),
-    ("`vigente import FILE --backfill REASON`, recorded for audits",
-     "an operator's `vigente import FILE --backfill REASON` on the tenant's store, recorded "
-     "for audits (the API writes no backfills)"),
-    ("run `vigente index` to embed them", "an operator embeds them ahead of searches with "
-     "`vigente index` on the tenant's store (the API has no index endpoint)"),
-    ("run `vigente index` after adding documents to index (and embed) them ahead of searches",
-     "an operator can index (and embed) them ahead of searches with `vigente index` on the "
-     "tenant's store (the API has no index endpoint)"),
-    ("`vigente review edit ID --set published=YYYY-MM-DD`",
-     'POST /v1/review/ID/edit with {"set": {"published": "YYYY-MM-DD"}}'),
-    ("`vigente review edit ID --set FIELD=VALUE`",
-     'POST /v1/review/ID/edit with {"set": {"FIELD": "VALUE"}}'),
-    ("`vigente review list`", "GET /v1/review"),
-    ("`vigente runtime show`", "GET /v1/conversations"),
-    ("`vigente lineages`", "GET /v1/lineages"),
-    ("`vigente decisions`", "GET /v1/decisions"),
-    ("`vigente backfills`", "GET /v1/backfills"),
-    ("`vigente documents add`", "POST /v1/documents"),
-    ("`vigente policy show`", "GET /openapi.json (AssembleIn.policy), or omit `policy` for "
-     "vigente's own"),
-    ("--known-at", "`known_at`"),
-    ("--as-of", "`as_of`"),
-)
-
-
-def http_advice(message: str) -> str:
-    """``message`` with its CLI advice worded for an HTTP client."""
-    for cli_words, http_words in HTTP_ADVICE:
-        if cli_words in message:
-            message = message.replace(cli_words, http_words)
-    return message
+    return JSONResponse(error_body(status, code, message), status_code=status, headers=headers)
 
 
 def _code_of(exc: Exception) -> str:

@@ -5,63 +5,23 @@ caller's tenant store and returns its ``as_dict`` shape."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
-from typing import Annotated, Any, TypeVar
+from collections.abc import Sequence
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
-from vigente.api import Vigente
-from vigente.errors import ImportFileError, InvalidInput
-from vigente.http import models as m
+from vigente.application import models as m
+from vigente.application.errors import ApiError, NotFound, found, http_advice
+from vigente.application.evidence import ask
+from vigente.errors import ImportFileError
 from vigente.http._deps import TenantStore
-from vigente.http._errors import ERROR_RESPONSES, ApiError, NotFound, http_advice
+from vigente.http._errors import ERROR_RESPONSES
 from vigente.retrieval import ALL_SCOPES
 from vigente.retrieval.embed import model_loading
 
-__all__ = ["ask", "router"]
+__all__ = ["router"]
 
 router = APIRouter(prefix="/v1", responses=ERROR_RESPONSES)
-
-T = TypeVar("T")
-
-
-def found(lookup: Callable[[], T]) -> T:
-    """``lookup()``, whose only possible error is "no such id", as a 404."""
-    try:
-        return lookup()
-    except InvalidInput as exc:
-        raise NotFound(str(exc)) from None
-
-
-def ask(vg: Vigente, body: m.AskRequest) -> dict[str, Any]:
-    """The evidence for a question: a document lineage's versions in force, or a fact's
-    values, its statement worded in ``body.language`` either way (shared by ``/v1/ask``,
-    ``/v1/verify`` and the MCP tools)."""
-    if vg.documents.is_document_lineage(body.lineage):
-        return vg.documents.evidence(
-            body.lineage,
-            valid_at=body.valid_at,
-            known_at=body.known_at,
-            scope=body.scope,
-            now=body.now,
-            language=body.language,
-            record=body.record,
-        ).as_dict()
-    if body.valid_at is None:
-        raise InvalidInput(
-            f"valid_at is required for the fact lineage {body.lineage!r}: give the date the "
-            "question is about (document lineages default to today)"
-        )
-    evidence = vg.evidence(
-        body.lineage,
-        valid_at=body.valid_at,
-        known_at=body.known_at,
-        scope=body.scope,
-        now=body.now,
-        record=body.record,
-        language=body.language,
-    )
-    return {"kind": "fact", **evidence.as_dict()}
 
 
 @router.post("/ask", response_model=m.EvidenceOut, tags=["evidence"])

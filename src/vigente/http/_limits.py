@@ -9,15 +9,12 @@ shared limiter in front of the service when that matters.
 from __future__ import annotations
 
 import json
-import math
-import threading
-import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from vigente.jsonlimits import JSONTooDeep, check_json_depth
 
-__all__ = ["BodySizeLimit", "RateLimiter"]
+__all__ = ["BodySizeLimit"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -136,42 +133,3 @@ async def _send_error(
         headers.append((b"connection", b"close"))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
-
-
-class RateLimiter:
-    """A token bucket per key: ``burst`` requests at once, refilled at ``rate`` per second."""
-
-    def __init__(
-        self, rate: float, burst: int, *, clock: Callable[[], float] = time.monotonic
-    ) -> None:
-        if rate <= 0 or burst < 1:
-            raise ValueError("the rate limit needs rate > 0 and burst >= 1")
-        self.rate = rate
-        self.burst = burst
-        self._clock = clock
-        self._buckets: dict[str, tuple[float, float]] = {}
-        self._lock = threading.Lock()
-
-    def take(self, key: str) -> float | None:
-        """Spend one token of ``key``'s bucket: None when allowed, else the seconds to wait."""
-        with self._lock:
-            now = self._clock()
-            tokens, last = self._buckets.get(key, (float(self.burst), now))
-            tokens = min(float(self.burst), tokens + (now - last) * self.rate)
-            if tokens >= 1.0:
-                self._buckets[key] = (tokens - 1.0, now)
-                return None
-            self._buckets[key] = (tokens, now)
-            return (1.0 - tokens) / self.rate
-
-    def wait(self, key: str) -> float | None:
-        """The seconds until ``key`` has a token again (None when it has one), spending none."""
-        with self._lock:
-            now = self._clock()
-            tokens, last = self._buckets.get(key, (float(self.burst), now))
-            tokens = min(float(self.burst), tokens + (now - last) * self.rate)
-            return None if tokens >= 1.0 else (1.0 - tokens) / self.rate
-
-    @staticmethod
-    def retry_after(wait: float) -> str:
-        return str(max(1, math.ceil(wait)))

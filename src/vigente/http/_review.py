@@ -7,14 +7,15 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 
 from vigente.api import Vigente
+from vigente.application import models as m
+from vigente.application.errors import found
+from vigente.application.evidence import verify_answer
 from vigente.errors import InvalidInput
 from vigente.evidence.review import ReviewItem
-from vigente.http import models as m
 from vigente.http._deps import TenantStore
 from vigente.http._errors import ERROR_RESPONSES
-from vigente.http._evidence import ask, found
 
-__all__ = ["router", "verify_answer"]
+__all__ = ["router"]
 
 router = APIRouter(prefix="/v1", responses=ERROR_RESPONSES)
 
@@ -106,20 +107,6 @@ def derived(vg: TenantStore, stale: bool = False) -> dict[str, Any]:
 
 
 # -- verify ------------------------------------------------------------------------------------
-def verify_answer(vg: Vigente, body: m.VerifyRequest) -> dict[str, Any]:
-    """The verdict on an answer, against given evidence or the evidence of a question."""
-    from vigente.evidence.verify import verify
-
-    if (body.evidence is None) == (body.ask is None):
-        raise InvalidInput(
-            'give exactly one of "evidence" (an /v1/ask response) and "ask" '
-            "(the question to check the answer against)"
-        )
-    evidence = body.evidence if body.ask is None else ask(vg, body.ask)
-    assert evidence is not None
-    return verify(body.answer, evidence, language=body.language).as_dict()
-
-
 @router.post("/verify", response_model=m.VerdictOut, tags=["evidence"])
 def verify_endpoint(body: m.VerifyRequest, vg: TenantStore) -> dict[str, Any]:
     """Check a generated answer against the evidence: dropped date qualifiers, values not

@@ -7,66 +7,46 @@ conversation or an assembly of another tenant is, to this tenant, an id it does 
 
 from __future__ import annotations
 
-import json
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from vigente.api import Vigente
-from vigente.assemble import policy_from_document
-from vigente.errors import ImportFileError, InvalidInput, RuntimeHistoryConflict
+from vigente.application.runtime import (
+    AssembleIn,
+    AssemblyIdsOut,
+    AssemblyOut,
+    BranchesOut,
+    ConversationsOut,
+    DiffOut,
+    ExplainOut,
+    GraphOut,
+    PurgeOut,
+    RebuildOut,
+    RecallIn,
+    RecallOut,
+    RunsOut,
+    RuntimeEventIn,
+    RuntimeEventsIn,
+    RuntimeImportOut,
+    TranscriptOut,
+    WhyNotOut,
+    apply_events,
+    assemble,
+    explain,
+    known_conversation,
+    recall,
+)
 from vigente.http._deps import TenantStore
-from vigente.http._errors import ERROR_RESPONSES, ApiError, http_advice
-from vigente.http._evidence import found
+from vigente.http._errors import ERROR_RESPONSES
 from vigente.http._paths import IdRoute
-from vigente.http.models import Date, _has_nul, _In, _Out
 
-__all__ = [
-    "AssembleIn",
-    "AssemblyOut",
-    "EventKind",
-    "Format",
-    "Mode",
-    "RuntimeEventIn",
-    "RuntimeEventsIn",
-    "RecallIn",
-    "RecallOut",
-    "RuntimeImportOut",
-    "apply_events",
-    "assemble",
-    "explain",
-    "recall",
-    "router",
-]
+__all__ = ["router"]
 
 # Ids in paths may hold "/", raw or as %2F (vigente.http._paths): each id is declared
 # `{name:path}`, and a route with a suffix (`/branches`, `/why-not` …) comes before the bare one.
 router = APIRouter(prefix="/v1", responses=ERROR_RESPONSES, route_class=IdRoute)
 
-# The contract's vocabularies as schema enums (tests/test_http_runtime.py keeps them equal to
-# the runtime's EVENTS, MODES and FORMATS).
-EventKind = Literal[
-    "conversation",
-    "participant",
-    "branch",
-    "run",
-    "message",
-    "tool_call",
-    "tool_result",
-    "memory",
-    "skill_state",
-    "checkpoint",
-    "promote",
-    "share",
-    "tool",
-]
-Mode = Literal[
-    "chat", "multi_model", "debate", "subagent", "parent_resume", "scheduled", "branch_send"
-]
-Format = Literal["openai-chat", "openai-responses", "anthropic", "langchain"]
-Id = Annotated[str, Field(min_length=1, max_length=1024)]
 ConversationId = Annotated[
     str, Path(min_length=1, max_length=1024, description="the conversation's id (may hold /)")
 ]
@@ -80,337 +60,6 @@ KnownAt = Annotated[
 ]
 
 
-# -- models ------------------------------------------------------------------------------------
-class RuntimeEventIn(BaseModel):
-    """One event of the runtime's event log (RUNTIME.md §1): ``event`` names its kind, every
-    kind but ``conversation`` names its ``conversation``; the other fields are the kind's
-    (``id``, ``branch``, ``role``, ``content``, ``call``, ``status`` …) and are checked by the
-    runtime, which names the field to fix."""
-
-    model_config = ConfigDict(
-        extra="allow",
-        json_schema_extra={
-            "examples": [
-                {"event": "conversation", "id": "trip-42", "account": "acct-demo"},
-                {
-                    "event": "message",
-                    "conversation": "trip-42",
-                    "id": "m1",
-                    "branch": "main",
-                    "role": "user",
-                    "content": "Trains to Milan?",
-                },
-            ]
-        },
-    )
-
-    event: EventKind
-    conversation: Id | None = Field(
-        default=None, description="the conversation's id (every event but `conversation`)"
-    )
-    at: Date | None = Field(
-        default=None,
-        description="when it happened (knowledge time); default: the previous event's, or now",
-    )
-
-    @model_validator(mode="before")
-    @classmethod
-    def _no_nul(cls, data: Any) -> Any:
-        if _has_nul(data):
-            raise ValueError("a string contains NUL (\\u0000), which no store can hold: remove it")
-        return data
-
-
-class RuntimeEventsIn(_In):
-    """A batch of events, applied in order, all or nothing."""
-
-    events: Annotated[list[RuntimeEventIn], Field(min_length=1, max_length=10_000)]
-    now: Date | None = Field(
-        default=None, description="the import's clock, for events without `at` (default: now)"
-    )
-
-
-class RuntimeImportOut(_Out):
-    events: int
-    by_kind: dict[str, int]
-    conversations: list[str]
-    warnings: list[str] = Field(default_factory=list, description="lines stored that look "
-                                "mis-written (e.g. a run's answer written after its results)")
-
-
-class ConversationOut(_Out):
-    id: str
-    account: str
-    title: str | None
-    known_from: str
-
-
-class ConversationsOut(_Out):
-    conversations: list[ConversationOut]
-
-
-class GraphRecordOut(_Out):
-    kind: str
-    id: str
-    known_from: str
-    seq: int
-
-
-class GraphOut(_Out):
-    conversation: ConversationOut
-    known_at: str
-    records: list[GraphRecordOut]
-
-
-class BranchOut(_Out):
-    id: str
-    parent: str | None
-    fork_after: str | None
-    known_from: str
-
-
-class BranchesOut(_Out):
-    conversation: str
-    known_at: str
-    branches: list[BranchOut]
-
-
-class RunOut(_Out):
-    id: str
-    branch: str | None
-    participant: str | None
-    mode: str
-    parent_run: str | None
-    known_from: str
-
-
-class RunsOut(_Out):
-    conversation: str
-    known_at: str
-    runs: list[RunOut]
-
-
-class TranscriptMessageOut(_Out):
-    id: str
-    role: str
-    content: str
-    branch: str | None
-    known_from: str
-
-
-class TranscriptOut(_Out):
-    conversation: str
-    branch: str
-    messages: list[TranscriptMessageOut]
-
-
-class AssemblyIdsOut(_Out):
-    conversation: str
-    assemblies: list[str]
-
-
-class AssembleIn(_In):
-    """The next model request of ``participant`` on ``branch`` (the options of
-    ``vigente assemble``)."""
-
-    conversation: Id
-    branch: Id
-    participant: Id
-    mode: Mode = "chat"
-    provider: Annotated[str, Field(min_length=1, max_length=256)] | None = Field(
-        default=None, description="the model provider (default: the participant's)"
-    )
-    format: Format = "openai-chat"
-    budget: Annotated[int, Field(ge=1, le=10_000_000)] | None = Field(
-        default=None, description="token budget (default: the policy's)"
-    )
-    rehydrate: Annotated[list[Id], Field(max_length=256)] = Field(
-        default=[], description="artifacts whose raw evidence is asked for (the policy may refuse)"
-    )
-    as_of: Date | None = Field(
-        default=None, description="assemble from the graph as known then (default: now)"
-    )
-    query: Annotated[str, Field(min_length=1, max_length=10_000)] | None = Field(
-        default=None,
-        description="what the call is about (default: the latest user message): steers which "
-        "older records are recalled when the history does not fit",
-    )
-    policy: dict[str, Any] | None = Field(
-        default=None,
-        description="a policy document (the TOML of `vigente policy show` as JSON, with its own "
-        "`id` and `version`); default: vigente's own",
-    )
-
-
-class PolicyRef(_Out):
-    id: str
-    version: int
-    hash: str
-
-
-class DecisionRef(_Out):
-    ref: str
-    kind: str
-    rule: str
-
-
-class IncludedOut(DecisionRef):
-    as_: str = Field(alias="as")
-
-
-class OmittedOut(DecisionRef):
-    reason: str
-
-
-class TokensOut(_Out):
-    assembled: int
-    replay: int
-    encoding: str
-
-
-class ExplainOut(_Out):
-    """A recorded assembly: what reached the model (as what) and why the rest did not."""
-
-    assembly_id: str
-    policy: PolicyRef
-    assembler_version: str
-    snapshot: str
-    format: str
-    included: list[IncludedOut]
-    omitted: list[OmittedOut]
-    tokens: TokensOut
-
-
-class AssemblyOut(ExplainOut):
-    """An assembly and the request itself (``messages`` in the format asked for)."""
-
-    messages: list[Any]
-
-
-class WhyNotOut(_Out):
-    ref: str
-    candidate: bool
-    reason: str | None
-    rule: str
-
-
-class RebuildOut(_Out):
-    assembly_id: str
-    matches: bool
-    snapshot: str
-    differences: dict[str, Any]
-
-
-class DiffOut(_Out):
-    before: str
-    after: str
-    policy_changed: bool
-    tokens: list[int]
-    added: list[dict[str, Any]]
-    removed: list[dict[str, Any]]
-    changed: list[dict[str, Any]]
-
-
-class PurgeOut(_Out):
-    account: str
-    conversations: list[str]
-    rows: int
-    blobs: int
-    compaction: str | None
-    dry_run: bool
-    complete: bool = Field(
-        True, description="the store's files hold none of the account's text (false: see "
-        "`compaction` for why, and send the DELETE again to finish; answered with 202)")
-
-
-# -- shared with the MCP tools -----------------------------------------------------------------
-def apply_events(
-    vg: Vigente,
-    events: list[dict[str, Any]],
-    now: str | None = None,
-    *,
-    batch: bool = True,
-    trusted: bool = True,
-) -> dict[str, Any]:
-    """Import ``events`` atomically; in a ``batch`` a refused event is named by its index.
-    ``trusted`` false for a model-facing surface (the MCP tools): no instructions from it."""
-    lines = [json.dumps(e, ensure_ascii=False) for e in events]
-    try:
-        report = vg.runtime.import_events(lines, now=now, trusted=trusted)
-    except ImportFileError as exc:
-        message = str(exc).removeprefix(f"line {exc.line_number}: ")
-        where = f"events[{exc.line_number - 1}]: " if batch else ""
-        raise ApiError(400, "import_file_error",
-                       f"{where}{http_advice(message)}; nothing was written") from None
-    except RuntimeHistoryConflict as exc:  # another writer got there first: a client may retry
-        line = exc.line_number or 1
-        where = f"events[{line - 1}]: " if batch else ""
-        raise ApiError(409, "history_rewrite",
-                       f"{where}{http_advice(exc.reason)}; nothing was written") from None
-    return {
-        "events": report.events,
-        "by_kind": report.by_kind,
-        "conversations": list(report.conversations),
-        "warnings": list(report.warnings),
-    }
-
-
-def _conversation(vg: Vigente, conversation: str) -> None:
-    """404 for a conversation this store does not hold (another tenant's, or none)."""
-    found(lambda: vg.runtime.conversation(conversation))
-
-
-def _assembly(vg: Vigente, assembly_id: str) -> dict[str, Any]:
-    return found(lambda: vg.assembly.record(assembly_id))
-
-
-def assemble(vg: Vigente, body: AssembleIn) -> dict[str, Any]:
-    """Assemble and record the request ``body`` describes (``/v1/assemble`` and MCP)."""
-    _conversation(vg, body.conversation)
-    policy = None
-    if body.policy is not None:
-        if "id" not in body.policy or "version" not in body.policy:
-            raise InvalidInput(
-                "policy: a policy document must give its own `id` and `version` (a changed "
-                "policy is a new version); omit `policy` for vigente's own"
-            )
-        policy = policy_from_document(body.policy, "in the request")
-    result = vg.assembly.assemble(
-        body.conversation,
-        body.branch,
-        body.participant,
-        mode=body.mode,
-        provider=body.provider,
-        format=body.format,
-        budget=body.budget,
-        policy=policy,
-        rehydrate=tuple(body.rehydrate),
-        as_of=body.as_of,
-        query=body.query,
-    )
-    return result.as_dict()
-
-
-def explain(
-    vg: Vigente,
-    assembly_id: str,
-    *,
-    why_not: str | None = None,
-    rebuild: bool = False,
-    diff_from: str | None = None,
-) -> dict[str, Any]:
-    """``vigente explain`` with at most one of ``why_not``, ``rebuild``, ``diff_from``."""
-    if sum((why_not is not None, rebuild, diff_from is not None)) > 1:
-        raise InvalidInput("give one of why_not, rebuild, diff_from (or none)")
-    _assembly(vg, assembly_id)
-    if diff_from is not None:
-        _assembly(vg, diff_from)
-        return vg.assembly.diff(diff_from, assembly_id)
-    if why_not is not None:
-        return vg.assembly.why_not(assembly_id, why_not)
-    if rebuild:
-        return vg.assembly.rebuild(assembly_id)
-    return vg.assembly.explain(assembly_id)
 
 
 # -- event log ---------------------------------------------------------------------------------
@@ -454,7 +103,7 @@ def branches(
     conversation: ConversationId, vg: TenantStore, known_at: KnownAt = None
 ) -> dict[str, Any]:
     """The branches of a conversation: each one's parent and the message it forks after."""
-    _conversation(vg, conversation)
+    known_conversation(vg, conversation)
     g = vg.runtime.graph(conversation, known_at=known_at)
     return {
         "conversation": conversation,
@@ -479,7 +128,7 @@ def runs(
     branch: Annotated[str | None, Query(min_length=1, max_length=1024)] = None,
 ) -> dict[str, Any]:
     """The model runs of a conversation (of one branch and its ancestry, with ``branch``)."""
-    _conversation(vg, conversation)
+    known_conversation(vg, conversation)
     g = vg.runtime.graph(conversation, known_at=known_at, branch=branch)
     return {
         "conversation": conversation,
@@ -508,7 +157,7 @@ def transcript(
     known_at: KnownAt = None,
 ) -> dict[str, Any]:
     """The user-visible transcript of a branch (runtime records never appear in it)."""
-    _conversation(vg, conversation)
+    known_conversation(vg, conversation)
     messages = vg.runtime.transcript(conversation, branch, known_at=known_at)
     return {
         "conversation": conversation,
@@ -533,7 +182,7 @@ def transcript(
 )
 def assemblies(conversation: ConversationId, vg: TenantStore) -> dict[str, Any]:
     """The recorded assemblies of a conversation, oldest first."""
-    _conversation(vg, conversation)
+    known_conversation(vg, conversation)
     return {"conversation": conversation, "assemblies": vg.store.runtime_assembly_ids(conversation)}
 
 
@@ -550,7 +199,7 @@ def graph(
 ) -> dict[str, Any]:
     """The conversation graph as known at ``known_at``: branches, runs, messages, tool calls,
     artifacts, memories and links, in graph order."""
-    _conversation(vg, conversation)
+    known_conversation(vg, conversation)
     return vg.runtime.graph(conversation, known_at=known_at, branch=branch).as_dict(content=content)
 
 
@@ -635,67 +284,6 @@ def purge_account(
     if not report.complete:
         return JSONResponse(body, status_code=202)
     return body
-
-
-# -- recall ------------------------------------------------------------------------------------
-class RecallIn(_In):
-    """What to recall (the options of ``vigente recall``, RUNTIME.md section 4)."""
-
-    query: Annotated[str, Field(min_length=1, max_length=10_000)]
-    conversation: Id | None = Field(default=None, description="search one conversation")
-    account: Id | None = Field(
-        default=None, description="search all of an account's conversations together"
-    )
-    branch: Id | None = Field(
-        default=None, description="with participant: only what it could see on this branch"
-    )
-    participant: Id | None = None
-    known_at: Date | None = Field(
-        default=None, description="only records known then (default: now)"
-    )
-    k: Annotated[int, Field(ge=1, le=100)] = 10
-    mode: Literal["auto", "lexical", "semantic", "hybrid"] = "auto"
-
-
-class RecallHitOut(_Out):
-    ref: str
-    kind: Literal["message", "memory", "artifact"]
-    conversation: str
-    at: str
-    score: float
-    text: str
-    speaker: str
-    participant: str | None
-    why: list[str]
-
-
-class RecallOut(_Out):
-    query: str
-    known_at: str
-    hits: list[RecallHitOut]
-    notes: list[str]
-    mode: str
-    scope: dict[str, Any] = {}
-
-
-def recall(vg: Vigente, body: RecallIn) -> dict[str, Any]:
-    """``vg.runtime.recall`` for one request (HTTP and MCP)."""
-    from vigente.retrieval.embed import model_loading
-
-    mode = body.mode
-    loading = model_loading()
-    if mode in ("semantic", "hybrid") and loading:
-        raise ApiError(503, "model_loading", "the embedding model is still loading (it loads "
-                       "once, when the server starts): retry in a few seconds, or recall with "
-                       '"mode": "lexical"', {"Retry-After": "5"})
-    result = vg.runtime.recall(
-        body.query, conversation=body.conversation, account=body.account, branch=body.branch,
-        participant=body.participant, known_at=body.known_at, k=body.k,
-        mode="lexical" if mode == "auto" and loading else mode,
-    ).as_dict()
-    if mode == "auto" and loading:
-        result["notes"].append("ranked by words only: the embedding model is still loading")
-    return result
 
 
 @router.post("/recall", response_model=RecallOut, tags=["runtime"])

@@ -21,8 +21,8 @@ from vigente.api import Vigente
 from vigente.mcp_server._server import INSTRUCTIONS, build_server
 
 if TYPE_CHECKING:
-    from vigente.http._deps import ServiceState
-    from vigente.http.tenants import TenantRegistry
+    from vigente.application.access import ServiceState
+    from vigente.application.tenants import TenantRegistry
 
 __all__ = ["INSTRUCTIONS", "build_server", "http_app", "serve_stdio"]
 

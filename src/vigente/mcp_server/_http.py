@@ -18,38 +18,35 @@ from fastapi.security.utils import get_authorization_scheme_param
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from starlette.datastructures import Headers
+from starlette.responses import JSONResponse
 
 from vigente.api import Vigente
-from vigente.http._errors import ApiError, error_response
+from vigente.application.access import caller_of
+from vigente.application.errors import ApiError, error_body
 from vigente.mcp_server._server import build_server
 
 if TYPE_CHECKING:
-    from fastapi.security import HTTPAuthorizationCredentials
-
-    from vigente.http._deps import ServiceState
-    from vigente.http.tenants import TenantRegistry
+    from vigente.application.access import ServiceState
+    from vigente.application.tenants import TenantRegistry
 
 __all__ = ["http_endpoint"]
 
 
-def _credentials(authorization: str | None) -> HTTPAuthorizationCredentials | None:
-    from fastapi.security import HTTPAuthorizationCredentials
-
+def _token(authorization: str | None) -> str | None:
+    """The bearer token of an ``Authorization`` header, or None."""
     scheme, token = get_authorization_scheme_param(authorization)
     if not authorization or scheme.lower() != "bearer" or not token:
         return None
-    return HTTPAuthorizationCredentials(scheme=scheme, credentials=token)
+    return token
 
 
 def http_endpoint(
     registry: TenantRegistry, state: ServiceState, *, host: str
 ) -> tuple[Any, Callable[[], AbstractAsyncContextManager[None]]]:
-    from vigente.http._deps import caller_of
-
     def resolve(ctx: Context) -> Vigente:
         headers = ctx.headers or {}
-        credentials = _credentials(headers.get("authorization"))
-        caller = None if credentials is None else registry.authenticate(credentials.credentials)
+        token = _token(headers.get("authorization"))
+        caller = None if token is None else registry.authenticate(token)
         if caller is None or caller.tenant is None:
             raise ToolError("this request has no tenant API key: send Authorization: Bearer")
         return registry.store(caller.tenant)
@@ -65,11 +62,11 @@ def http_endpoint(
         """An ASGI app (an object, so that a Starlette ``Route`` passes it the raw scope)."""
 
         async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-            credentials = _credentials(Headers(scope=scope).get("authorization"))
+            token = _token(Headers(scope=scope).get("authorization"))
             try:
                 client = scope.get("client")
                 address = client[0] if client else None
-                caller = await anyio.to_thread.run_sync(caller_of, state, credentials, address)
+                caller = await anyio.to_thread.run_sync(caller_of, state, token, address)
                 if caller.tenant is None:
                     raise ApiError(
                         403,
@@ -78,7 +75,8 @@ def http_endpoint(
                         "only: use a tenant's API key for MCP",
                     )
             except ApiError as exc:
-                response = error_response(exc.status, exc.code, exc.message, exc.headers)
+                response = JSONResponse(error_body(exc.status, exc.code, exc.message),
+                                        status_code=exc.status, headers=exc.headers)
                 await response(scope, receive, send)
                 return
             await inner(scope, receive, send)

@@ -21,13 +21,10 @@ from pydantic import Field, ValidationError
 
 from vigente import telemetry
 from vigente.api import Vigente
-from vigente.errors import InvalidInput, VigenteError
-from vigente.evidence.wording import fact_citation
-from vigente.http import models as m
-from vigente.http._errors import ApiError
-from vigente.http._evidence import ask
-from vigente.http._review import verify_answer
-from vigente.http._runtime import (
+from vigente.application import models as m
+from vigente.application.errors import ApiError
+from vigente.application.evidence import ask, verify_answer
+from vigente.application.runtime import (
     AssembleIn,
     Format,
     Mode,
@@ -38,6 +35,8 @@ from vigente.http._runtime import (
     explain,
     recall,
 )
+from vigente.errors import InvalidInput, VigenteError
+from vigente.evidence.wording import fact_citation
 from vigente.kernel.values import JSONValue
 from vigente.retrieval import ALL_SCOPES
 

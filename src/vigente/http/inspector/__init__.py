@@ -17,10 +17,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from fastapi.security import HTTPAuthorizationCredentials
 from starlette.staticfiles import StaticFiles
 
-from vigente.http._deps import caller_of, client_of
+from vigente.application.access import caller_of
+from vigente.http._deps import client_of
 from vigente.http._errors import ApiError
 from vigente.http.inspector import _evidence_pages, _refusals, _review_pages, _runtime_pages
 from vigente.http.inspector._auth import COOKIE, check_origin, safe_next, state_of
@@ -52,7 +52,7 @@ def install(app: FastAPI) -> None:
         state = state_of(request)
         try:
             caller = caller_of(
-                state, HTTPAuthorizationCredentials(scheme="Bearer", credentials=token),
+                state, token,
                 client_of(request),
             )
         except ApiError as exc:

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from urllib.parse import quote, urlsplit
 
 from fastapi import Request
-from fastapi.security import HTTPAuthorizationCredentials
 
 from vigente.api import Vigente
-from vigente.http._deps import ServiceState, caller_of, client_of
+from vigente.application.access import ServiceState, caller_of
+from vigente.http._deps import client_of
 from vigente.http._errors import ApiError
 
 __all__ = ["COOKIE", "LoginRequired", "PageError", "Viewer", "check_origin", "safe_next", "viewer"]
@@ -86,8 +86,7 @@ def viewer(request: Request) -> Viewer:
         raise LoginRequired(_here(request))
     state = state_of(request)
     try:
-        credentials = HTTPAuthorizationCredentials(scheme="Bearer", credentials=token)
-        caller = caller_of(state, credentials, client_of(request))
+        caller = caller_of(state, token, client_of(request))
     except ApiError as exc:
         if exc.status == 401:
             raise LoginRequired(_here(request), exc.message, forget=True) from None

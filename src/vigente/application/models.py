@@ -1,4 +1,5 @@
-"""Request and response bodies of the HTTP API (pydantic; they are the OpenAPI schemas).
+"""Request and response bodies of the application layer (pydantic): the HTTP API's OpenAPI
+schemas and the MCP tools' arguments are these.
 
 Responses are the ``--json`` shapes of the CLI (``as_dict`` of the library's values), typed
 here; response models allow extra fields, so a field the library adds later passes through.
