@@ -805,3 +805,17 @@ def test_the_public_exports() -> None:
         "http_app",
         "serve_stdio",
     ]
+    import vigente.application
+
+    assert sorted(vigente.application.__all__) == [
+        "ApiError",
+        "Caller",
+        "NotFound",
+        "RateLimiter",
+        "ServiceState",
+        "TenantRegistry",
+        "caller_of",
+        "error_body",
+    ]
+    # the HTTP API's names are the application layer's own objects, not copies
+    assert vigente.http.TenantRegistry is vigente.application.TenantRegistry
