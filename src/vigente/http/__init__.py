@@ -1,8 +1,9 @@
 """The HTTP API: a FastAPI application over the public :class:`~vigente.Vigente` API.
 
 ``create_app(ServiceConfig(root, admin_key=…))`` builds it; ``vigente serve`` runs it with
-uvicorn. Each tenant has a store of its own (:mod:`vigente.application.tenants`); every endpoint gets
-the store of the tenant its API key belongs to, so no endpoint can reach another tenant's data.
+uvicorn. Each tenant has a store of its own (:mod:`vigente.application.tenants`); every
+endpoint gets the store of the tenant its API key belongs to, so no endpoint can reach another
+tenant's data. The routes are adapters over :mod:`vigente.application`.
 """
 
 from __future__ import annotations
