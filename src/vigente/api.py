@@ -166,7 +166,7 @@ class Vigente:
         """Bare documents waiting for a person to approve their extracted fields."""
         from vigente.evidence.review import ReviewQueue
 
-        return ReviewQueue(self)
+        return ReviewQueue(self, self.documents)
 
     def record_decision(self, kind: str, subject: str, payload: dict[str, Any]) -> str:
         """Store an admissibility decision (what an answer was allowed to see); its id."""

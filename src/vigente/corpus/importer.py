@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from vigente.corpus.reader import CorpusReader, CorpusReport, LineageImport
 from vigente.evidence.documents import Documents, claim_step, withdrawal_step
@@ -22,9 +22,10 @@ from vigente.store.base import Write
 from vigente.time import Instant
 
 if TYPE_CHECKING:
-    from vigente.api import Vigente
+    from vigente.evidence.documents import Documents
+    from vigente.store.base import Store
 
-__all__ = ["BATCH_VERSIONS", "CorpusImport", "import_corpus"]
+__all__ = ["BATCH_VERSIONS", "CorpusImport", "CorpusTarget", "import_corpus"]
 
 #: Versions written together by default (each brings one or two knowledge steps; the kernel
 #: writes up to 5,000 statements a round).
@@ -83,8 +84,18 @@ def _versions(lineage: LineageImport) -> list[DocumentVersion]:
     return result
 
 
+class CorpusTarget(Protocol):
+    """What an import writes to: a store and its document service (a ``Vigente`` is one)."""
+
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def documents(self) -> Documents: ...
+
+
 def import_corpus(
-    vg: Vigente,
+    vg: CorpusTarget,
     reader: CorpusReader,
     *,
     limit: int | None = None,

@@ -22,7 +22,7 @@ from vigente.kernel.values import check_name
 from vigente.time import Instant, TimeLike
 
 if TYPE_CHECKING:
-    from vigente.api import Vigente
+    from vigente.kernel.knowledge import Knowledge
 
 __all__ = ["Derivations", "StaleItem"]
 
@@ -60,9 +60,9 @@ def _source(item: SourceRef | tuple[str, str] | str) -> SourceRef:
 class Derivations:
     """Record derived items and find the stale ones."""
 
-    def __init__(self, vg: Vigente) -> None:
-        self._vg = vg
-        self._store = vg.store
+    def __init__(self, knowledge: Knowledge) -> None:
+        self._knowledge = knowledge
+        self._store = knowledge.store
 
     def record(
         self,
@@ -84,8 +84,8 @@ class Derivations:
             kind=check_name("kind", kind, limit=64),
             label=check_name("label", label, limit=2048),
             sources=refs,
-            valid_at=self._vg.instant(valid_at),
-            known_at=self._vg.instant(known_at),
+            valid_at=self._knowledge.instant(valid_at),
+            known_at=self._knowledge.instant(known_at),
             created_at=Instant.from_datetime(dt.datetime.now(dt.UTC)),
             content=content,
         )

@@ -45,8 +45,8 @@ from vigente.store.base import Write
 from vigente.time import Instant, TimeLike, current_instant
 
 if TYPE_CHECKING:
-    from vigente.api import Vigente
     from vigente.evidence.in_force import DocumentEvidence
+    from vigente.kernel.knowledge import Knowledge
 
 __all__ = ["Documents", "NewVersion"]
 
@@ -90,9 +90,9 @@ class NewVersion:
 class Documents:
     """Versions of document lineages (circulars, regulations, policies) in one store."""
 
-    def __init__(self, vg: Vigente) -> None:
-        self._vg = vg
-        self._store = vg.store
+    def __init__(self, knowledge: Knowledge) -> None:
+        self._knowledge = knowledge
+        self._store = knowledge.store
 
     # -- reads -----------------------------------------------------------------------------
     def get(self, version_id: str) -> DocumentVersion:
@@ -149,7 +149,7 @@ class Documents:
         so that it can be read back later."""
         from vigente.evidence.in_force import decide_documents
 
-        vg = self._vg
+        vg = self._knowledge
         check_name("lineage", lineage_id)
         the_scope = Scope.of(scope)
         current = current_instant() if now is None else vg.instant(now)
@@ -200,7 +200,7 @@ class Documents:
         if now is None:
             learned = learned_now(horizon)
         else:
-            learned = self._vg.instant(now)
+            learned = self._knowledge.instant(now)
             check_after(horizon, learned, f"version {version.label!r}")
         return replace(version, learned=learned)
 
@@ -231,9 +231,9 @@ class Documents:
         """Record that a version stops being in force at ``valid_to``, learned on ``known_at``
         (an end date published later, e.g. a repeal without a successor text)."""
         version = self.get(version_id)
-        end = self._vg.instant(valid_to)
-        k = self._vg.instant(known_at)
-        self._vg.check_knowledge_date(k, now)
+        end = self._knowledge.instant(valid_to)
+        k = self._knowledge.instant(known_at)
+        self._knowledge.check_knowledge_date(k, now)
         if end <= version.valid_from:
             raise InvalidInterval(
                 f"end {end} is not after the start {version.valid_from} of {version.label}"
@@ -256,8 +256,8 @@ class Documents:
             optional[name] = None if value in (None, "") else check_name(name, value,
                                                                          limit=2048)
         relation = None if not new.relation else parse_relation(new.relation)
-        published = self._vg.instant(new.published)
-        self._vg.check_knowledge_date(published, now)
+        published = self._knowledge.instant(new.published)
+        self._knowledge.check_knowledge_date(published, now)
         predecessor = None
         if (relation is None) != (new.predecessor in (None, "")):
             raise InvalidInput(
@@ -271,8 +271,8 @@ class Documents:
                 raise InvalidInput("valid_from (entry into force) is required")
             valid_from = predecessor.valid_from
         else:
-            valid_from = self._vg.instant(new.valid_from)
-        valid_to = None if not new.valid_to else self._vg.instant(new.valid_to)
+            valid_from = self._knowledge.instant(new.valid_from)
+        valid_to = None if not new.valid_to else self._knowledge.instant(new.valid_to)
         if valid_to is not None and valid_to <= valid_from:
             raise InvalidInterval(
                 f"valid_to {valid_to} is not after valid_from {valid_from}: the end is "

@@ -22,7 +22,8 @@ from vigente.kernel.values import Scope
 from vigente.time import Instant, TimeLike
 
 if TYPE_CHECKING:
-    from vigente.api import Vigente
+    from vigente.evidence.documents import Documents
+    from vigente.kernel.knowledge import Knowledge
 
 __all__ = ["ReviewItem", "ReviewQueue"]
 
@@ -101,9 +102,10 @@ class ReviewItem:
 class ReviewQueue:
     """Proposals extracted from bare documents, and the decisions people take on them."""
 
-    def __init__(self, vg: Vigente) -> None:
-        self._vg = vg
-        self._store = vg.store
+    def __init__(self, knowledge: Knowledge, documents: Documents) -> None:
+        self._knowledge = knowledge
+        self._store = knowledge.store
+        self._documents = documents
 
     def submit(self, text: str, *, filename: str | None = None,
                language: str | None = None) -> ReviewItem:
@@ -151,7 +153,7 @@ class ReviewQueue:
         if lineage is None or predecessor is None:
             return item
         try:
-            self._vg.documents.resolve(lineage.value, Scope.of(None), predecessor.value)
+            self._documents.resolve(lineage.value, Scope.of(None), predecessor.value)
         except InvalidInput as exc:
             problem = Problem("unknown_predecessor", "predecessor",
                               f"{exc}; or fix the lineage or the predecessor with `vigente "
@@ -217,7 +219,7 @@ class ReviewQueue:
                     f"proposal {proposal_id} has no publication date (when it could be known): "
                     "set it with `vigente review edit ID --set published=YYYY-MM-DD`"
                 )
-            version = self._vg.documents.add(
+            version = self._documents.add(
                 NewVersion(
                     lineage_id=fields["lineage"],
                     text=item.record.text,

@@ -19,8 +19,8 @@ from vigente.retrieval.wording import document_why, fact_hit_citation, fact_why
 from vigente.time import Instant
 
 if TYPE_CHECKING:
-    from vigente.api import Vigente
     from vigente.evidence.records import DocumentVersion
+    from vigente.store.base import Store
 
 __all__ = ["HitBuilder", "Ranked", "value_text"]
 
@@ -66,9 +66,9 @@ class HitBuilder:
     """Turns ranked candidates into hits (with citation, successor and why) and the excluded
     top candidates of the baseline into reasons, with a handful of batched reads."""
 
-    def __init__(self, vg: Vigente, t: Instant, k: Instant, language: str,
+    def __init__(self, store: Store, t: Instant, k: Instant, language: str,
                  snapshots: dict[int, list[Version]], include_superseded: bool) -> None:
-        self._vg = vg
+        self._store = store
         self._include_superseded = include_superseded
         self._t = t
         self._k = k
@@ -80,7 +80,7 @@ class HitBuilder:
     def _load_documents(self, ranked: Sequence[Ranked]) -> None:
         from vigente.evidence.documents import successors_known_at
 
-        store = self._vg.store
+        store = self._store
         ids = sorted({r.candidate.claim.source for r in ranked if r.candidate.kind == "document"})
         if not ids:
             return

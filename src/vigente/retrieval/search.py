@@ -44,8 +44,8 @@ from vigente.retrieval.text import chunk_text, field_terms, field_text, fold, qu
 from vigente.time import Instant, TimeLike, current_instant
 
 if TYPE_CHECKING:
-    from vigente.api import Vigente
     from vigente.evidence.records import DocumentVersion
+    from vigente.kernel.knowledge import Knowledge
 
 __all__ = ["ALL_SCOPES", "AllScopes", "Mode", "Ranked", "Retrieval"]
 
@@ -132,9 +132,9 @@ class Retrieval:
     the model is installed, else search lexically.
     """
 
-    def __init__(self, vg: Vigente, embedder: Embedder | None = None) -> None:
-        self._vg = vg
-        self._store = vg.store
+    def __init__(self, knowledge: Knowledge, embedder: Embedder | None = None) -> None:
+        self._knowledge = knowledge
+        self._store = knowledge.store
         self._embedder = embedder
         self._auto: Embedder | None | bool = False  # False: not decided yet
         self._missing: dict[str, int] = {}
@@ -391,7 +391,7 @@ class Retrieval:
         if known_at is None:
             query = CandidateQuery(None, None, _scope(scope), False, k)
         else:  # every snapshot held on known_at, whatever its validity
-            query = CandidateQuery(_END_OF_TIME, self._vg.instant(known_at), _scope(scope),
+            query = CandidateQuery(_END_OF_TIME, self._knowledge.instant(known_at), _scope(scope),
                                    True, k)
         return self._rank(terms, vector, query, k, used, fields=fields)
 
@@ -434,7 +434,7 @@ class Retrieval:
         time); passages without a vector for the model are only reported in ``notes``.
         """
         check_language(language)  # before anything is indexed or recorded
-        vg = self._vg
+        vg = self._knowledge
         found: QueryDate | None = None
         if date_from_query and isinstance(text, str):
             found = _date_from_query(text)
@@ -505,7 +505,7 @@ class Retrieval:
                                                      include_superseded=False), k, used,
                               fields=fields) if explain else []
         load_snapshots([r.candidate.claim_id for r in ranked + baseline])
-        builder = HitBuilder(self._vg, t, k_at, language, snapshots, include_superseded)
+        builder = HitBuilder(self._store, t, k_at, language, snapshots, include_superseded)
         hits, excluded = builder.build(ranked, baseline)
         result = SearchResult(
             query=text, matched_text=matched, valid_at=t, known_at=k_at, scope=the_scope, k=k,
@@ -517,7 +517,7 @@ class Retrieval:
         if record:
             payload = result.as_dict()
             payload["admitted"] = [{"version_id": h.version_id} for h in hits]
-            decision_id = self._vg.record_decision("search", text[:200], payload)
+            decision_id = self._knowledge.record_decision("search", text[:200], payload)
             result = replace(result, decision_id=decision_id)
         telemetry.record_search(used)
         telemetry.annotate({
