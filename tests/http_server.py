@@ -67,13 +67,15 @@ class Tenant:
 
 
 @contextmanager
-def serving_tenant(root: str, admin_key: str, seed: Callable[[str], None]) -> Iterator[Tenant]:
+def serving_tenant(root: str, admin_key: str, seed: Callable[[str], None],
+                   **config: Any) -> Iterator[Tenant]:
     """A real server over the stores under ``root`` with one tenant whose store ``seed`` fills
-    before the block starts."""
+    before the block starts (``config``: more of the ServiceConfig)."""
     from vigente.http import ServiceConfig, create_app
     from vigente.store.tenancy import TenantStores
 
-    app = create_app(ServiceConfig(root, admin_key=admin_key, rate=10_000, burst=10_000))
+    app = create_app(ServiceConfig(root, admin_key=admin_key, rate=10_000, burst=10_000,
+                                   **config))
     admin = {"Authorization": f"Bearer {admin_key}"}
     with running(app) as url, httpx.Client(base_url=url, timeout=60) as client:
         client.post("/v1/admin/tenants", json={"name": "acme"}, headers=admin).raise_for_status()

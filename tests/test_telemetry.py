@@ -29,10 +29,9 @@ from opentelemetry.trace import SpanKind
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.conformance.test_runtime import C, session
-from tests.http_server import Tenant, running, tool_text, with_mcp
+from tests.http_server import Tenant, service_root, serving_tenant, tool_text, with_mcp
 from tests.telemetry_capture import Captured, telemetry  # noqa: F401  (the fixture)
 from vigente.cli import cli
-from vigente.http import ServiceConfig, create_app
 
 ADMIN_KEY = "telemetry-admin-key-0123456789abcdef"
 ADMIN = {"Authorization": f"Bearer {ADMIN_KEY}"}
@@ -41,25 +40,12 @@ PARENT = {"traceparent": f"00-{TRACE_ID}-00f067aa0ba902b7-01"}
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def root(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return str(tmp_path / "data")
-    url: str = request.getfixturevalue("postgres_url")
-    return url
-
-
-@pytest.fixture
-def service(root: str, telemetry: Captured) -> Iterator[Tenant]:  # noqa: F811
-    app = create_app(ServiceConfig(root, admin_key=ADMIN_KEY, rate=10_000, burst=10_000,
-                                   metrics=True))
-    with running(app) as url, httpx.Client(base_url=url, timeout=60) as client:
-        assert client.post("/v1/admin/tenants", json={"name": "acme"},
-                           headers=ADMIN).status_code == 201
-        token = client.post("/v1/admin/tenants/acme/keys", json={}, headers=ADMIN).json()["key"]
-        from vigente.store.tenancy import TenantStores
-
-        yield Tenant(url, client, {"Authorization": f"Bearer {token}"}, token,
-                     TenantStores(root).tenant_url("acme"))
+def service(request: pytest.FixtureRequest, tmp_path: Path,
+            telemetry: Captured) -> Iterator[Tenant]:  # noqa: F811
+    """A real server with one empty tenant (``acme``), its metrics at /metrics."""
+    with serving_tenant(service_root(request, tmp_path), ADMIN_KEY, lambda _: None,
+                        metrics=True) as tenant:
+        yield tenant
 
 
 def _ok(response: httpx.Response) -> dict[str, Any]:
@@ -194,6 +180,19 @@ def test_a_refused_history_rewrite_is_counted_and_metrics_are_prometheus_text(
     statuses = [s.attributes["http.response.status_code"]
                 for s in telemetry.spans("POST /v1/statements")]
     assert statuses == [200, 409]
+    # a runtime event dated before its conversation is a refusal too (answered 409 by the
+    # application layer's ApiError, raised from the runtime's own error)
+    setup = c.post("/v1/runtime/events", headers=key, json={"events": [
+        {"event": "conversation", "id": "c", "account": "a", "at": "2026-10-05T08:00:00Z"},
+        {"event": "branch", "conversation": "c", "id": "main"}]})
+    assert setup.status_code == 200, setup.text
+    before = telemetry.points()
+    late = c.post("/v1/runtime/events", headers=key, json={"events": [
+        {"event": "message", "conversation": "c", "id": "m", "branch": "main", "role": "user",
+         "content": "x", "at": "2026-10-05T07:00:00Z"}]})
+    assert late.status_code == 409, late.text
+    assert _delta(before, telemetry.points(), "vigente.history.refusals",
+                  kind="runtime_history", surface="http") == 1
 
     # /metrics: the admin key only, in the text format Prometheus's own client parses
     assert c.get("/metrics").status_code == 401

@@ -396,9 +396,7 @@ class Vigente:
         if record:
             decision_id = self.record_decision("evidence", lineage, evidence.as_dict())
             evidence = replace(evidence, decision_id=decision_id)
-        telemetry.record_evidence(str(evidence.status), str(evidence.interpretation))
-        telemetry.annotate({**telemetry.evidence_attributes(evidence),
-                            "vigente.evidence.kind": "fact"})
+        telemetry.answered(evidence, "fact")
         return in_language(evidence, language)
 
     def candidates_at(

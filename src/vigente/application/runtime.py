@@ -327,8 +327,8 @@ def apply_events(
     except RuntimeHistoryConflict as exc:  # another writer got there first: a client may retry
         line = exc.line_number or 1
         where = f"events[{line - 1}]: " if batch else ""
-        raise ApiError(409, "history_rewrite",
-                       f"{where}{http_advice(exc.reason)}; nothing was written") from None
+        raise ApiError(409, "history_rewrite",  # (the cause: counted as a refusal)
+                       f"{where}{http_advice(exc.reason)}; nothing was written") from exc
     return {
         "events": report.events,
         "by_kind": report.by_kind,

@@ -1033,9 +1033,11 @@ def _observe(
         omissions[d.reason, relation] = omissions.get((d.reason, relation), 0) + 1
     for r in ranges:
         omissions[r.reason, "not_read"] = omissions.get((r.reason, "not_read"), 0) + r.records
-    telemetry.record_assembly(record, omissions)
+    included = telemetry.included_counts(record)
+    telemetry.record_assembly(record, included, omissions)
     if current.is_recording():
-        current.set_attributes(telemetry.assembly_attributes(assembly_id, record, model=model))
+        current.set_attributes(telemetry.assembly_attributes(assembly_id, record, model=model,
+                                                             included=included))
 
 
 def _not_recalled(record: dict[str, Any], ref: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import math
 import os
@@ -12,7 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["clock_ms", "machine", "percentile", "rate", "ratio"]
+__all__ = ["clock_ms", "machine", "percentile", "positive", "rate", "ratio"]
 
 
 def percentile(samples: Sequence[float], q: float) -> float:
@@ -34,6 +35,14 @@ def clock_ms(call: Callable[[], object]) -> tuple[float, object]:
 def ratio(numerator: float, denominator: float) -> float:
     """``numerator / denominator`` rounded for a report (0 when the denominator is 0)."""
     return round(numerator / denominator, 1) if denominator > 0 else 0.0
+
+
+def positive(text: str) -> int:
+    """An argparse type: a whole number above 0."""
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError("give a positive number")
+    return value
 
 
 def rate(count: int, seconds: float) -> float:

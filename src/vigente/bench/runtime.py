@@ -28,7 +28,7 @@ from rich.table import Table
 
 from vigente.api import Vigente
 from vigente.bench._backends import BACKENDS, open_backend
-from vigente.bench._util import machine, percentile, rate, ratio
+from vigente.bench._util import machine, percentile, positive, rate, ratio
 from vigente.runtime.content import raw_bytes, reference
 from vigente.runtime.records import RuntimeRecord, ToolArtifact, ToolCall, to_record
 from vigente.time import parse_instant
@@ -112,13 +112,6 @@ def _read(vg: Vigente, conversations: dict[int, str], reads: int) -> list[dict[s
              "scan_p50_ms": round(percentile(scan[size], 50), 2)} for size in conversations]
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError("give a positive number")
-    return value
-
-
 class RuntimeBenchmark:
     name = "runtime"
     help = "runtime graph: events/s, artifact bytes/s, one participant's candidates vs size"
@@ -126,20 +119,20 @@ class RuntimeBenchmark:
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--backend", choices=BACKENDS, default="sqlite")
         parser.add_argument("--postgres-url", help="server for --backend postgres")
-        parser.add_argument("--turns", type=_positive, default=1000,
+        parser.add_argument("--turns", type=positive, default=1000,
                             help="agent turns in the ingest log (5 events each; default 1000)")
-        parser.add_argument("--artifacts", type=_positive, default=40,
+        parser.add_argument("--artifacts", type=positive, default=40,
                             help="large artifacts for bytes/s (default 40)")
-        parser.add_argument("--artifact-kib", type=_positive, default=256)
-        parser.add_argument("--sizes", type=_positive, nargs="+", default=[10_000, 100_000],
+        parser.add_argument("--artifact-kib", type=positive, default=256)
+        parser.add_argument("--sizes", type=positive, nargs="+", default=[10_000, 100_000],
                             help="artifacts in the conversation (default 10000 100000)")
-        parser.add_argument("--own", type=_positive, default=50,
+        parser.add_argument("--own", type=positive, default=50,
                             help="the measured participant's own turns (default 50)")
-        parser.add_argument("--reads", type=_positive, default=100)
+        parser.add_argument("--reads", type=positive, default=100)
         parser.add_argument("--seed", type=int, default=20261201)
         parser.add_argument("--big-mb", type=float, default=5.0,
                             help="MB of the large tool result (default 5; 0: skip that part)")
-        parser.add_argument("--big-reads", type=_positive, default=20,
+        parser.add_argument("--big-reads", type=positive, default=20,
                             help="assemblies timed after the first, large result (default 20)")
         parser.add_argument("--big-only", action="store_true",
                             help="run the large-result part alone")

@@ -29,7 +29,7 @@ from rich.table import Table
 
 from vigente.api import Vigente
 from vigente.bench._backends import BACKENDS, open_backend
-from vigente.bench._util import machine, percentile
+from vigente.bench._util import machine, percentile, positive
 from vigente.bench.runtime import _turn_events
 
 __all__ = ["BENCHMARK", "TelemetryBenchmark"]
@@ -37,13 +37,6 @@ __all__ = ["BENCHMARK", "TelemetryBenchmark"]
 MODES = ("off", "noop", "memory")
 CONVERSATION = "bench-telemetry"
 LINEAGE = "bench/limit"
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError("give a positive number")
-    return value
 
 
 def _prepare(url: str, turns: int, seed: int) -> None:
@@ -71,11 +64,11 @@ class TelemetryBenchmark:
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--backend", choices=BACKENDS, default="sqlite")
         parser.add_argument("--postgres-url", help="server for --backend postgres")
-        parser.add_argument("--turns", type=_positive, default=100,
+        parser.add_argument("--turns", type=positive, default=100,
                             help="agent turns in the conversation assembled (default 100)")
-        parser.add_argument("--reads", type=_positive, default=60,
+        parser.add_argument("--reads", type=positive, default=60,
                             help="assemblies and asks timed per process (default 60)")
-        parser.add_argument("--rounds", type=_positive, default=4,
+        parser.add_argument("--rounds", type=positive, default=4,
                             help="processes per set-up, taking turns (default 4)")
         parser.add_argument("--seed", type=int, default=20261204)
 

@@ -171,9 +171,7 @@ class Documents:
         if record:
             decision_id = vg.record_decision("document_evidence", lineage_id, result.as_dict())
             result = replace(result, decision_id=decision_id)
-        telemetry.record_evidence(str(result.status), str(result.interpretation))
-        telemetry.annotate({**telemetry.evidence_attributes(result),
-                            "vigente.evidence.kind": "document"})
+        telemetry.answered(result, "document")
         return result
 
     # -- writes ----------------------------------------------------------------------------

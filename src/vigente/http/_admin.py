@@ -8,9 +8,10 @@ from fastapi import APIRouter, Response
 
 from vigente import telemetry
 from vigente.application import models as m
+from vigente.application.errors import NotFound
 from vigente.application.tenants import ApiKey, NotRegistered, TenantRegistry
 from vigente.http._deps import AdminCaller
-from vigente.http._errors import ERROR_RESPONSES, NotFound
+from vigente.http._errors import ERROR_RESPONSES
 
 __all__ = ["metrics_router", "router"]
 

@@ -14,10 +14,11 @@ from fastapi import Depends, FastAPI, Request
 
 from vigente import telemetry
 from vigente.application.access import RateLimiter, ServiceState
+from vigente.application.errors import ApiError
 from vigente.application.tenants import TenantRegistry
 from vigente.http import _admin, _evidence, _review, _runtime, inspector
 from vigente.http._access import RequestLog
-from vigente.http._errors import ApiError, UnknownQueryParameters, install_error_handlers
+from vigente.http._errors import UnknownQueryParameters, install_error_handlers
 from vigente.http._limits import BodySizeLimit
 
 __all__ = ["CONFIG_VARIABLE", "ServiceConfig", "app_from_environment", "create_app"]

@@ -26,7 +26,7 @@ from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from vigente import telemetry
-from vigente.application.errors import ApiError, NotFound, error_body, http_advice
+from vigente.application.errors import ApiError, error_body
 from vigente.errors import (
     FutureKnowledgeError,
     HistoryRewriteError,
@@ -37,12 +37,9 @@ from vigente.errors import (
 
 __all__ = [
     "ERROR_RESPONSES",
-    "ApiError",
     "ErrorBody",
     "ErrorDetail",
-    "NotFound",
     "error_response",
-    "http_advice",
     "install_error_handlers",
 ]
 
@@ -147,6 +144,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(ApiError)
     async def api_error(_: Request, exc: ApiError) -> JSONResponse:
+        telemetry.refused(exc, "http")
         return error_response(exc.status, exc.code, exc.message, exc.headers)
 
     @app.exception_handler(VigenteError)

@@ -112,6 +112,7 @@ def _call(action: Callable[[], dict[str, Any]]) -> CallToolResult:
         telemetry.refused(exc, "mcp")
         raise ToolError(str(exc)) from None
     except ApiError as exc:
+        telemetry.refused(exc, "mcp")
         raise ToolError(exc.message) from None
     except ValidationError as exc:
         problems = "; ".join(

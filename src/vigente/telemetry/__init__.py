@@ -10,6 +10,8 @@ docs/deployment.md, "Observability").
 
 from __future__ import annotations
 
+from typing import Any
+
 from vigente.errors import AnsweredHistoryError, HistoryRewriteError, RuntimeHistoryConflict
 from vigente.telemetry._logs import JsonFormatter, exception_summary, trace_fields
 from vigente.telemetry._metrics import (
@@ -38,6 +40,7 @@ from vigente.telemetry._spans import (
     assembly_attributes,
     error_type,
     evidence_attributes,
+    included_counts,
     quiet,
     span,
     traced,
@@ -49,12 +52,14 @@ __all__ = [
     "JsonFormatter",
     "Telemetry",
     "annotate",
+    "answered",
     "assembly_attributes",
     "configure",
     "configure_from_environment",
     "error_type",
     "evidence_attributes",
     "exception_summary",
+    "included_counts",
     "prometheus_exposition",
     "quiet",
     "record_assembly",
@@ -77,14 +82,23 @@ __all__ = [
 ]
 
 
+def answered(evidence: Any, kind: str) -> None:
+    """An answer's telemetry: its metric, and its attributes on the current span (``kind``:
+    ``fact`` or ``document``)."""
+    record_evidence(str(evidence.status), str(evidence.interpretation))
+    annotate({**evidence_attributes(evidence), "vigente.evidence.kind": kind})
+
+
 def refused(exc: BaseException, surface: str) -> None:
-    """Count ``exc`` when it is a write refused for rewriting history (a surface calls this
-    where it maps an error to its answer, so each refusal is counted once)."""
-    if not isinstance(exc, HistoryRewriteError):
+    """Count ``exc`` when it is a write refused for rewriting history, or an error raised
+    from one (a surface calls this where it maps an error to its answer, so each refusal is
+    counted once)."""
+    refusal = exc if isinstance(exc, HistoryRewriteError) else exc.__cause__
+    if not isinstance(refusal, HistoryRewriteError):
         return
-    if isinstance(exc, AnsweredHistoryError):
+    if isinstance(refusal, AnsweredHistoryError):
         kind = "answered_history"
-    elif isinstance(exc, RuntimeHistoryConflict):
+    elif isinstance(refusal, RuntimeHistoryConflict):
         kind = "runtime_history"
     else:
         kind = "history_rewrite"

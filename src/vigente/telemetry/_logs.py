@@ -20,7 +20,8 @@ __all__ = ["JsonFormatter", "exception_summary", "trace_fields"]
 
 # the attributes every LogRecord has: anything else was passed as ``extra=`` and is kept
 _STANDARD = frozenset(
-    vars(logging.LogRecord("", 0, "", 0, "", None, None)).keys() | {"message", "asctime"}
+    vars(logging.LogRecord("", 0, "", 0, "", None, None)).keys()
+    | {"message", "asctime", "color_message"}  # (uvicorn's copy of the message, in ANSI colours)
 )
 
 

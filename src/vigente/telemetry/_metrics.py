@@ -9,8 +9,9 @@ docs/deployment.md lists each metric and what it means.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, ParamSpec
 
 from opentelemetry import metrics
 from opentelemetry.metrics import CallbackOptions, Observation
@@ -113,7 +114,9 @@ def recording() -> bool:
     return _recording and not QUIET.get()
 
 
-_SIZE_SOURCES: list[Callable[[], Iterable[tuple[int, dict[str, str]]]]] = []  # see SizeSource
+#: what reports the stores' sizes: ``(bytes, labels)`` pairs, read at each collection
+SizeSource = Callable[[], Iterable[tuple[int, dict[str, str]]]]
+_SIZE_SOURCES: list[SizeSource] = []
 
 
 def _observe_size(_: CallbackOptions) -> Iterable[Observation]:
@@ -134,9 +137,6 @@ meter.create_observable_gauge(
 )
 
 
-SizeSource = Callable[[], Iterable[tuple[int, dict[str, str]]]]
-
-
 def watch_store_size(source: SizeSource) -> Callable[[], None]:
     """Report ``source()``'s ``(bytes, labels)`` as ``vigente.store.size`` at each collection;
     the function returned stops it."""
@@ -149,25 +149,37 @@ def watch_store_size(source: SizeSource) -> Callable[[], None]:
     return stop
 
 
+P = ParamSpec("P")
+
+
+def _unless_quiet(record: Callable[P, None]) -> Callable[P, None]:
+    """The measurement, except inside :func:`~vigente.telemetry.quiet` (vigente's own
+    bookkeeping counts in no metric)."""
+
+    @functools.wraps(record)
+    def measured(*args: P.args, **kwargs: P.kwargs) -> None:
+        if not QUIET.get():
+            record(*args, **kwargs)
+
+    return measured
+
+
 def record_operation(surface: str, operation: str, status: str, seconds: float) -> None:
-    if QUIET.get():
-        return
     operation_duration.record(
         seconds, {"surface": surface, "operation": operation, "status": status}
     )
 
 
 def record_http(method: str, route: str, status: int, seconds: float) -> None:
-    if QUIET.get():
-        return
     http_duration.record(seconds, {"http.request.method": method, "http.route": route,
                                    "http.response.status_code": status})
 
 
-def record_assembly(record: Mapping[str, Any], omissions: Mapping[tuple[str, str], int]) -> None:
-    """An assembly's counts: ``omissions`` by (reason, branch relation)."""
-    if QUIET.get():
-        return
+@_unless_quiet
+def record_assembly(record: Mapping[str, Any], included: Mapping[str, int],
+                    omissions: Mapping[tuple[str, str], int]) -> None:
+    """An assembly's counts: ``included`` by ``as``, ``omissions`` by (reason, branch
+    relation)."""
     policy = str((record.get("policy") or {}).get("id", ""))
     labels = {"mode": str(record["mode"]), "policy": policy}
     assemblies.add(1, labels)
@@ -175,48 +187,39 @@ def record_assembly(record: Mapping[str, Any], omissions: Mapping[tuple[str, str
     assembled, replay = int(tokens.get("assembled", 0)), int(tokens.get("replay", 0))
     assembly_tokens.add(assembled, {**labels, "kind": "assembled"})
     assembly_tokens.add(replay, {**labels, "kind": "replay"})
-    shown: dict[str, int] = {}
-    for entry in record.get("included", ()):
-        shown[entry["as"]] = shown.get(entry["as"], 0) + 1
-    for as_, n in shown.items():
+    for as_, n in included.items():
         assembly_inclusions.add(n, {"as": as_})
     for (reason, branch), n in omissions.items():
         assembly_omissions.add(n, {"reason": reason, "branch": branch})
 
 
+@_unless_quiet
 def record_recall(mode: str, hits: int) -> None:
-    if QUIET.get():
-        return
     recalls.add(1, {"mode": mode})
     recall_hits.add(hits, {"mode": mode})
 
 
+@_unless_quiet
 def record_evidence(status: str, interpretation: str) -> None:
-    if QUIET.get():
-        return
     answers.add(1, {"status": status, "interpretation": interpretation})
 
 
+@_unless_quiet
 def record_search(mode: str) -> None:
-    if QUIET.get():
-        return
     searches.add(1, {"mode": mode})
 
 
+@_unless_quiet
 def record_refusal(kind: str, surface: str) -> None:
-    if QUIET.get():
-        return
     refusals.add(1, {"kind": kind, "surface": surface})
 
 
+@_unless_quiet
 def record_purge(outcome: str) -> None:
-    if QUIET.get():
-        return
     purges.add(1, {"outcome": outcome})
 
 
+@_unless_quiet
 def record_import(by_kind: Mapping[str, int]) -> None:
-    if QUIET.get():
-        return
     for kind, n in by_kind.items():
         imported.add(n, {"kind": kind})

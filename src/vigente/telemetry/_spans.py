@@ -31,6 +31,7 @@ __all__ = [
     "error_type",
     "quiet",
     "evidence_attributes",
+    "included_counts",
     "span",
     "traced",
     "tracer",
@@ -142,18 +143,26 @@ def _counts(prefix: str, counts: Mapping[str, int]) -> dict[str, int]:
     return {f"{prefix}.{key}": int(n) for key, n in counts.items()}
 
 
-def assembly_attributes(
-    assembly_id: str, record: Mapping[str, Any], *, model: str | None = None
-) -> dict[str, AttributeValue]:
-    """The attributes of an assembly's span, from its stored record (and the participant's
-    ``model``): what was decided, in ids and counts (never a message, a tool result or a
-    memory's text)."""
-    policy = record.get("policy") or {}
-    tokens = record.get("tokens") or {}
-    assembled, replay = int(tokens.get("assembled", 0)), int(tokens.get("replay", 0))
+def included_counts(record: Mapping[str, Any]) -> dict[str, int]:
+    """How many records an assembly included, by how each was shown (``as``)."""
     included: dict[str, int] = {}
     for entry in record.get("included", ()):
         included[entry["as"]] = included.get(entry["as"], 0) + 1
+    return included
+
+
+def assembly_attributes(
+    assembly_id: str, record: Mapping[str, Any], *, model: str | None = None,
+    included: Mapping[str, int] | None = None,
+) -> dict[str, AttributeValue]:
+    """The attributes of an assembly's span, from its stored record (and the participant's
+    ``model``; ``included``: :func:`included_counts`, when the caller has it): what was
+    decided, in ids and counts (never a message, a tool result or a memory's text)."""
+    policy = record.get("policy") or {}
+    tokens = record.get("tokens") or {}
+    assembled, replay = int(tokens.get("assembled", 0)), int(tokens.get("replay", 0))
+    if included is None:
+        included = included_counts(record)
     attributes: dict[str, AttributeValue] = {
         "vigente.assembly.id": assembly_id,
         "gen_ai.conversation.id": record["conversation"],

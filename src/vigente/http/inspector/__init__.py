@@ -20,8 +20,8 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.staticfiles import StaticFiles
 
 from vigente.application.access import caller_of
+from vigente.application.errors import ApiError
 from vigente.http._deps import client_of
-from vigente.http._errors import ApiError
 from vigente.http.inspector import _evidence_pages, _refusals, _review_pages, _runtime_pages
 from vigente.http.inspector._auth import COOKIE, check_origin, safe_next, state_of
 from vigente.http.inspector._refusals import login_page

@@ -18,8 +18,8 @@ from fastapi import Request
 
 from vigente.api import Vigente
 from vigente.application.access import ServiceState, caller_of
+from vigente.application.errors import ApiError
 from vigente.http._deps import client_of
-from vigente.http._errors import ApiError
 
 __all__ = ["COOKIE", "LoginRequired", "PageError", "Viewer", "check_origin", "safe_next", "viewer"]
 

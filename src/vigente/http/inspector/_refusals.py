@@ -28,7 +28,8 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from vigente.http._errors import ApiError, UnknownQueryParameters
+from vigente.application.errors import ApiError
+from vigente.http._errors import UnknownQueryParameters
 from vigente.http.inspector._auth import (
     COOKIE,
     LoginRequired,
