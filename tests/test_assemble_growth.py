@@ -14,7 +14,7 @@ from vigente.assemble import count_message_tokens, tiktoken_tokenizer
 from vigente.assemble.blocks import Block
 from vigente.assemble.serialize import serializer
 from vigente.bench._growth import accounted, growth_events
-from vigente.runtime.records import Message, ToolArtifact, ToolCall
+from vigente.records.runtime import Message, ToolArtifact, ToolCall
 
 REF_KINDS = ("message", "tool_call", "memory", "user_memory", "skill_state", "checkpoint")
 

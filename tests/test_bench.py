@@ -15,7 +15,7 @@ from vigente.api import Vigente
 from vigente.bench import MODULES
 from vigente.bench._floor import SQLITE_FLOOR, SQLiteFloor
 from vigente.bench._lineages import plan_lineage
-from vigente.kernel.values import Scope
+from vigente.records.values import Scope
 
 REQUIRED = (
     "lookup_p50_ms",

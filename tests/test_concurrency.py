@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from vigente import Vigente, parse_instant
-from vigente.kernel.values import Scope
+from vigente.records.values import Scope
 
 NOW = "2026-09-29"
 HISTORY = "svc/limit"  # the timeline all writers race on (source "shared")

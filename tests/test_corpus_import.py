@@ -183,8 +183,8 @@ def test_batch_boundaries_do_not_change_what_is_written(tmp_path: Path, store_ur
 def test_a_step_that_would_rewrite_history_names_the_publication_dates(vg: Vigente) -> None:
     from vigente.errors import HistoryRewriteError
     from vigente.evidence.documents import claim_step
-    from vigente.evidence.records import DocumentVersion, document_version_id
-    from vigente.kernel.values import Scope
+    from vigente.records.documents import DocumentVersion, document_version_id
+    from vigente.records.values import Scope
     from vigente.time import parse_instant
 
     day = parse_instant

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from vigente.runtime.records import from_record
+from vigente.records.runtime import from_record
 from vigente.store.record_rows import DecodedRows
 from vigente.store.sqlite_runtime import _record
 

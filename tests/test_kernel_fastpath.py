@@ -36,8 +36,8 @@ from vigente.kernel.evidence import (
     build_exclusion,
 )
 from vigente.kernel.statement import moment
-from vigente.kernel.values import Scope
-from vigente.kernel.versions import ExclusionReason, Version, admissibility, build_version
+from vigente.records.values import Scope
+from vigente.records.versions import ExclusionReason, Version, admissibility, build_version
 from vigente.time import Instant
 
 DAY = 86_400_000_000

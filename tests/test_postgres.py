@@ -19,7 +19,7 @@ from psycopg import sql
 
 from vigente import StoreError, Vigente
 from vigente.cli import cli
-from vigente.kernel.values import Scope
+from vigente.records.values import Scope
 from vigente.store.base import Timeline
 from vigente.store.postgres import MIGRATIONS, WRITERS_KEY, PostgresStore, _lock_key, redact
 

@@ -14,7 +14,7 @@ import psycopg
 
 from tests.postgres_server import kill_connections
 from vigente import Vigente
-from vigente.kernel.values import Scope
+from vigente.records.values import Scope
 from vigente.store.postgres import PostgresStore
 from vigente.time import parse_instant
 

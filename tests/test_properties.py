@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from vigente import Vigente, parse_instant
 from vigente.kernel.decision import status_of
-from vigente.kernel.values import canonical_json
+from vigente.records.values import canonical_json
 
 EPOCH = dt.date(2026, 1, 1)
 DAYS = 40  # the calendar of valid dates used by the statements

@@ -92,8 +92,8 @@ def test_a_store_indexed_before_fields_existed_gets_them_at_the_next_search(
 
 
 def test_only_fields_long_enough_to_match_strongly_are_kept_when_passages_fill_the_list() -> None:
+    from vigente.records.retrieval import FieldMatch
     from vigente.retrieval.fields import could_be_strong
-    from vigente.retrieval.records import FieldMatch
 
     query = field_terms("one two three four five six seven eight nine ten")
     matches = [FieldMatch(1, "title", "one two three"),  # 3 words: at most 0.3

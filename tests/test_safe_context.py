@@ -110,7 +110,7 @@ def test_only_plain_names_enter_system_text(vg: Vigente, name: str) -> None:
 def test_an_older_skill_state_with_free_text_goes_quoted(vg: Vigente) -> None:
     """A skill state stored before names were checked reaches the system text quoted as
     JSON data on one line, never as a sentence of the system prompt."""
-    from vigente.runtime.records import SkillState
+    from vigente.records.runtime import SkillState
 
     apply_events(vg, _events())
     rt = vg.runtime

@@ -56,7 +56,7 @@ def test_a_fixture_says_what_must_and_must_not_reach_the_model_and_why(name: str
 
 
 def test_every_runtime_mode_has_a_scenario() -> None:
-    from vigente.runtime.records import MODES
+    from vigente.records.runtime import MODES
 
     modes = {str(e.get("mode", "chat")) for f in SEED_9_2.values() for e in _expects(f)}
     assert modes == set(MODES)

@@ -22,8 +22,8 @@ from vigente.errors import (
 )
 from vigente.kernel.evidence import Evidence, Exclusion, Interpretation, PrecedenceOutcome, Status
 from vigente.kernel.ledger import WriteResult
-from vigente.kernel.values import Scope
-from vigente.kernel.versions import ExclusionReason, PrecedenceRule, Version
+from vigente.records.values import Scope
+from vigente.records.versions import ExclusionReason, PrecedenceRule, Version
 from vigente.store import SQLiteStore, Store, open_store
 from vigente.time import Instant, Interval, parse_instant
 

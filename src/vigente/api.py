@@ -30,10 +30,9 @@ from vigente.evidence.documents import Documents
 from vigente.evidence.wording import in_language
 from vigente.jsonl import json_objects, read_lines
 from vigente.kernel.decision import decide
-from vigente.kernel.decisions import Decision, new_decision
 from vigente.kernel.evidence import Evidence
-from vigente.kernel.horizon import Backfill, fix_answer, record_backfill
-from vigente.kernel.integrity import UnreadableInstant, check_store
+from vigente.kernel.horizon import fix_answer, record_backfill
+from vigente.kernel.integrity import check_store
 from vigente.kernel.ledger import (
     StatementRefused,
     WriteResult,
@@ -42,8 +41,10 @@ from vigente.kernel.ledger import (
     set_precedence,
     statement,
 )
-from vigente.kernel.values import JSONValue, Scope, canonical_json, check_name
-from vigente.kernel.versions import PrecedenceRule, Version
+from vigente.records.decisions import Decision, new_decision
+from vigente.records.ledger import Backfill, UnreadableInstant
+from vigente.records.values import JSONValue, Scope, canonical_json, check_name
+from vigente.records.versions import PrecedenceRule, Version
 from vigente.retrieval.search import ALL_SCOPES, ScopeArg
 from vigente.store import Store, Write, open_store
 from vigente.time import Instant, TimeLike, current_instant, parse_instant, to_instant

@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vigente import InvalidInput, Vigente
+from vigente.records.runtime import from_record, term_weight
 from vigente.runtime.content import INLINE_LIMIT
 from vigente.runtime.recall import Recall
-from vigente.runtime.records import from_record, term_weight
 from vigente.store.base import Store
 from vigente.time import parse_instant
 

@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 
 from vigente import HistoryRewriteError, ImportFileError, Vigente
 from vigente.kernel.ledger import StatementRefused, WriteResult, apply_writes
-from vigente.kernel.values import Scope
-from vigente.kernel.versions import Version
+from vigente.records.values import Scope
+from vigente.records.versions import Version
 from vigente.store.base import Store, Timeline, Write
 from vigente.time import Instant, Interval, parse_instant
 

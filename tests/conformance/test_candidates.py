@@ -8,7 +8,7 @@ from __future__ import annotations
 import itertools
 
 from vigente import Vigente
-from vigente.kernel.values import Scope
+from vigente.records.values import Scope
 from vigente.store.base import Store
 
 NOW = "2026-09-29"

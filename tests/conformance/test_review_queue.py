@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from vigente import Vigente
 from vigente.cli import cli
 from vigente.errors import InvalidInput
-from vigente.evidence.records import ProposalRecord
+from vigente.records.documents import ProposalRecord
 from vigente.time import parse_instant
 
 CIRCULAR_9 = ("Circular 9/2025 of the Bank, in force from 1 March 2025, published 10 February "

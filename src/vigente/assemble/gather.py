@@ -26,15 +26,15 @@ from typing import TYPE_CHECKING, Any
 from vigente.assemble.blocks import Block
 from vigente.assemble.serialize import serializer
 from vigente.assemble.tokens import Tokenizer, count_message_tokens
-from vigente.runtime.content import COUNT_AT_IMPORT, replay_text
-from vigente.runtime.reader import Graph, group_key
-from vigente.runtime.records import (
+from vigente.records.runtime import (
     VISIBILITY,
     ContentRef,
     Conversation,
     RuntimeRecord,
     from_record,
 )
+from vigente.runtime.content import COUNT_AT_IMPORT, replay_text
+from vigente.runtime.reader import Graph, group_key
 from vigente.time import Instant
 
 if TYPE_CHECKING:

@@ -42,8 +42,8 @@ from vigente.assemble.blocks import Block
 from vigente.assemble.pipeline import Boundary, Context, Decision, Rule, Unit, render
 from vigente.assemble.policy import Policy
 from vigente.errors import InvalidInput
+from vigente.records.runtime import Branch, Message, ModelRun, Participant, ToolCall
 from vigente.runtime.reader import Graph
-from vigente.runtime.records import Branch, Message, ModelRun, Participant, ToolCall
 
 __all__ = ["MODE_SCOPE", "ModeContract", "contract_for"]
 

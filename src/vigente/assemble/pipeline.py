@@ -16,8 +16,7 @@ from typing import Any
 
 from vigente.assemble.blocks import Block
 from vigente.assemble.policy import Policy
-from vigente.runtime.extract import compact, expand
-from vigente.runtime.records import (
+from vigente.records.runtime import (
     ContinuationCheckpoint,
     Message,
     SkillState,
@@ -26,6 +25,7 @@ from vigente.runtime.records import (
     ToolMemory,
     when_forgotten,
 )
+from vigente.runtime.extract import compact, expand
 from vigente.runtime.redact import Redaction
 from vigente.runtime.trust import quoted_name
 from vigente.time import Instant

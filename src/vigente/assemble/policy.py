@@ -19,7 +19,7 @@ from typing import Any
 from vigente.assemble.call_ids import CALL_IDS
 from vigente.errors import InvalidInput
 from vigente.jsonlimits import json_depth
-from vigente.runtime.records import PRIVACY
+from vigente.records.runtime import PRIVACY
 
 __all__ = [
     "ENCODINGS",

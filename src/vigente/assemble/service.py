@@ -55,7 +55,7 @@ from vigente.assemble.tokens import (
     tiktoken_tokenizer,
 )
 from vigente.errors import InvalidInput
-from vigente.runtime.records import (
+from vigente.records.runtime import (
     MODES,
     ContinuationCheckpoint,
     Message,

@@ -3,7 +3,7 @@
 One indexed SQL statement per lookup, sent from Python on a connection of its own, returning the
 admitted rows of the lineage's subject at ``(t, k)`` as plain tuples: no exclusions, no
 neighbours, no decoding into values, no decision and no statement. The row is everything a
-:class:`~vigente.kernel.versions.Version` holds apart from the lineage and scope the caller asked
+:class:`~vigente.records.versions.Version` holds apart from the lineage and scope the caller asked
 about: ``(version_id, source, value, valid_from, valid_to, known_from, known_to, date_flags)``.
 A lookup through :meth:`Vigente.evidence` does all of that and more, so ``lookup / floor`` says
 how much the rest of the public answer costs over the bare read, on the same machine in the same

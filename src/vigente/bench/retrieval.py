@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from vigente.evidence.records import DocumentVersion
+    from vigente.records.documents import DocumentVersion
 
 __all__ = ["BENCHMARK", "RetrievalBenchmark", "exact_match"]
 

@@ -29,8 +29,8 @@ from rich.table import Table
 from vigente.api import Vigente
 from vigente.bench._backends import BACKENDS, open_backend
 from vigente.bench._util import machine, percentile, positive, rate, ratio
+from vigente.records.runtime import RuntimeRecord, ToolArtifact, ToolCall, to_record
 from vigente.runtime.content import raw_bytes, reference
-from vigente.runtime.records import RuntimeRecord, ToolArtifact, ToolCall, to_record
 from vigente.time import parse_instant
 
 __all__ = ["BENCHMARK", "RuntimeBenchmark"]

@@ -28,8 +28,8 @@ from vigente.jsonl import read_lines
 from vigente.kernel.evidence import Evidence
 from vigente.kernel.ledger import WriteResult
 from vigente.kernel.statement import format_value, moment
-from vigente.kernel.values import parse_cli_value
-from vigente.kernel.versions import Version
+from vigente.records.values import parse_cli_value
+from vigente.records.versions import Version
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from vigente.corpus.reader import CorpusReader, CorpusReport, LineageImport
 from vigente.evidence.documents import Documents, claim_step, withdrawal_step
-from vigente.evidence.records import DocumentVersion, Relation, document_version_id
 from vigente.kernel.horizon import record_backfill
-from vigente.kernel.values import Scope
+from vigente.records.documents import DocumentVersion, Relation, document_version_id
+from vigente.records.values import Scope
 from vigente.store.base import Write
 from vigente.time import Instant
 

@@ -2,7 +2,7 @@
 
 The storage-free parts are importable on their own:
 
-* :mod:`~vigente.evidence.relations` — how a version relates to its predecessor;
+* :mod:`~vigente.records.relations` — how a version relates to its predecessor;
 * :mod:`~vigente.evidence.citations` — render a version chain ("Circular 12/2025, in force from
   3 March 2025, replacing Circular 7/2023") in English or Italian, as text or Markdown;
 * :mod:`~vigente.evidence.extract` — propose lineage, reference, validity and relation for a
@@ -34,7 +34,6 @@ from vigente.evidence.errors import (
 from vigente.evidence.extract import extract
 from vigente.evidence.proposal import Problem, Proposal, ProposedField
 from vigente.evidence.references import ReferenceMention, find_references, same_reference
-from vigente.evidence.relations import Relation, parse_relation
 from vigente.evidence.text import Span
 from vigente.evidence.verify import (
     Finding,
@@ -44,6 +43,7 @@ from vigente.evidence.verify import (
     verify,
     verify_file,
 )
+from vigente.records.relations import Relation, parse_relation
 
 __all__ = [
     "LANGUAGES",

@@ -18,12 +18,12 @@ from vigente.errors import InvalidInterval
 from vigente.evidence.dates import Language, check_language, format_date
 from vigente.evidence.errors import InvalidChain
 from vigente.evidence.references import same_reference
-from vigente.evidence.relations import Relation, parse_relation
 from vigente.evidence.wording import article as _article
 from vigente.evidence.wording import gender as _gender
 from vigente.evidence.wording import italian_from as _it_from
 from vigente.evidence.wording import italian_on as _it_on
 from vigente.evidence.wording import participle as _participle
+from vigente.records.relations import Relation, parse_relation
 from vigente.time import Instant, TimeLike, to_instant
 
 __all__ = ["Citation", "CitedVersion", "LinkedVersion", "cite", "cite_chain", "link_chain"]

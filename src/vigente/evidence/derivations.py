@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vigente.errors import InvalidInput
-from vigente.evidence.records import DerivationRecord, SourceRef
-from vigente.kernel.values import check_name
+from vigente.records.documents import DerivationRecord, SourceRef
+from vigente.records.values import check_name
 from vigente.time import Instant, TimeLike
 
 if TYPE_CHECKING:

@@ -31,16 +31,16 @@ from vigente.errors import (
 )
 from vigente.evidence.citations import CitedVersion, LinkedVersion, cite
 from vigente.evidence.dates import check_language
-from vigente.evidence.records import (
+from vigente.jsonl import json_objects
+from vigente.kernel.horizon import check_after, learned_now
+from vigente.kernel.ledger import StatementRefused, apply_writes
+from vigente.records.documents import (
     DocumentVersion,
     Relation,
     document_version_id,
     parse_relation,
 )
-from vigente.jsonl import json_objects
-from vigente.kernel.horizon import check_after, learned_now
-from vigente.kernel.ledger import StatementRefused, apply_writes
-from vigente.kernel.values import Scope, check_name
+from vigente.records.values import Scope, check_name
 from vigente.store.base import Write
 from vigente.time import Instant, TimeLike, current_instant
 

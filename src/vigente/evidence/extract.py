@@ -20,8 +20,8 @@ from vigente.evidence.dates import DateMention, Language, find_dates
 from vigente.evidence.errors import InvalidProposal
 from vigente.evidence.proposal import FIELDS, Problem, Proposal, ProposedField, Severity, Span
 from vigente.evidence.references import ReferenceMention, find_references, same_reference
-from vigente.evidence.relations import Relation
 from vigente.evidence.text import detect_language
+from vigente.records.relations import Relation
 
 __all__ = [
     "FIELDS",

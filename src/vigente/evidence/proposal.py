@@ -17,8 +17,8 @@ from typing import Any, Literal
 from vigente.errors import InvalidInterval, InvalidTime
 from vigente.evidence.dates import Language
 from vigente.evidence.errors import InvalidProposal
-from vigente.evidence.relations import Relation, parse_relation
 from vigente.evidence.text import Span
+from vigente.records.relations import Relation, parse_relation
 from vigente.time import Instant
 
 __all__ = ["FIELDS", "Problem", "Proposal", "ProposedField", "Severity", "Span"]

@@ -17,8 +17,8 @@ from vigente.errors import InvalidInput, InvalidProposal
 from vigente.evidence.documents import NewVersion
 from vigente.evidence.extract import Proposal, extract
 from vigente.evidence.proposal import Problem
-from vigente.evidence.records import DocumentVersion, ProposalRecord, ReviewEvent
-from vigente.kernel.values import Scope
+from vigente.records.documents import DocumentVersion, ProposalRecord, ReviewEvent
+from vigente.records.values import Scope
 from vigente.time import Instant, TimeLike
 
 if TYPE_CHECKING:

@@ -29,8 +29,8 @@ from vigente.evidence.dates import Language, check_language, format_date
 from vigente.evidence.references import reference_key
 from vigente.kernel.evidence import Evidence, Interpretation, Status
 from vigente.kernel.statement import as_known, format_value, moment
-from vigente.kernel.values import canonical_json
-from vigente.kernel.versions import Version
+from vigente.records.values import canonical_json
+from vigente.records.versions import Version
 from vigente.time import Instant
 
 __all__ = [

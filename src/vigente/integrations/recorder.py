@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vigente.errors import InvalidInput
+from vigente.records.runtime import Message, ModelRun, ToolArtifact, ToolCall
 from vigente.runtime.content import raw_bytes
-from vigente.runtime.records import Message, ModelRun, ToolArtifact, ToolCall
 from vigente.runtime.service import Runtime
 
 __all__ = ["Call", "Item", "Recorder", "Result", "Said", "ToolInfo", "Turn", "read_only_hint"]

@@ -18,8 +18,8 @@ from vigente.kernel.evidence import (
     build_exclusion,
 )
 from vigente.kernel.statement import statement_for
-from vigente.kernel.values import JSONValue, Scope, canonical_json
-from vigente.kernel.versions import ExclusionReason, PrecedenceRule, Version, admissibility
+from vigente.records.values import JSONValue, Scope, canonical_json
+from vigente.records.versions import ExclusionReason, PrecedenceRule, Version, admissibility
 from vigente.time import Instant
 
 __all__ = ["as_known_at", "decide", "interpretation_for", "status_of"]

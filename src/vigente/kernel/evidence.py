@@ -12,8 +12,8 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
-from vigente.kernel.values import JSONValue, Scope
-from vigente.kernel.versions import ExclusionReason, PrecedenceRule, Version
+from vigente.records.values import JSONValue, Scope
+from vigente.records.versions import ExclusionReason, PrecedenceRule, Version
 from vigente.time import Instant
 
 __all__ = [

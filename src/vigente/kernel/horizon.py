@@ -20,53 +20,22 @@ it says so (``backfill="why"``) and is recorded as a :class:`Backfill` an audit 
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from vigente.errors import AnsweredHistoryError
+from vigente.records.ledger import Backfill
 from vigente.time import Instant, current_instant
 
 if TYPE_CHECKING:
     from vigente.store.base import Store
 
 __all__ = [
-    "Backfill",
     "check_after",
     "check_after_horizon",
     "fix_answer",
     "learned_now",
     "record_backfill",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class Backfill:
-    """A recorded write behind the answered horizon: what was written, when and why.
-
-    ``earliest``/``latest`` are the knowledge times the backfill wrote; ``horizon`` the answered
-    horizon it was allowed to pass (None when the store had answered nothing yet)."""
-
-    backfill_id: str
-    recorded_at: Instant
-    kind: str
-    reason: str
-    statements: int
-    earliest: Instant
-    latest: Instant
-    horizon: Instant | None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "backfill_id": self.backfill_id,
-            "recorded_at": self.recorded_at.isoformat(),
-            "kind": self.kind,
-            "reason": self.reason,
-            "statements": self.statements,
-            "earliest": self.earliest.isoformat(),
-            "latest": self.latest.isoformat(),
-            "horizon": None if self.horizon is None else self.horizon.isoformat(),
-            "behind_horizon": self.horizon is not None and self.earliest <= self.horizon,
-        }
 
 
 def record_backfill(

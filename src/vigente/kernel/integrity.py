@@ -17,45 +17,16 @@ became, so an audit sees that the row was moved and from where.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from vigente.kernel.decisions import Decision
+from vigente.records.decisions import Decision
+from vigente.records.ledger import UnreadableInstant
 from vigente.time import Instant
 
 if TYPE_CHECKING:
     from vigente.store.base import Store
 
-__all__ = ["UnreadableInstant", "check_store"]
-
-_MICROS_PER_YEAR = 365.2425 * 86_400 * 1_000_000
-
-
-@dataclass(frozen=True, slots=True)
-class UnreadableInstant:
-    """One stored value outside the years 1–9999: where it is, what it holds, and (after a
-    repair) what it became."""
-
-    table: str
-    row: str  # the row's key in its table
-    column: str
-    stored: str  # as the backend holds it
-    repaired_to: str | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"table": self.table, "row": self.row, "column": self.column,
-                "stored": self.stored, "repaired_to": self.repaired_to}
-
-    def __str__(self) -> str:
-        where = f"{self.table} {self.row!r} {self.column}: {self.stored}"
-        return where if self.repaired_to is None else f"{where} -> {self.repaired_to}"
-
-
-def describe_micros(micros: int) -> str:
-    """A stored microsecond count outside the printable range, in words a reader can place."""
-    year = 1970 + micros / _MICROS_PER_YEAR
-    return f"{micros} µs since 1970 (about the year {int(year)})"
-
+__all__ = ["check_store"]
 
 def check_store(store: Store, *, repair: bool, now: Instant) -> list[UnreadableInstant]:
     """Every unreadable instant in ``store``; with ``repair``, moved inside the range and the

@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from vigente.kernel.values import Scope
-    from vigente.kernel.versions import Version
+    from vigente.records.values import Scope
+    from vigente.records.versions import Version
     from vigente.store.base import Store
     from vigente.time import Instant, TimeLike
 

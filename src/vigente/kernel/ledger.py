@@ -21,8 +21,8 @@ from dataclasses import dataclass, replace
 
 from vigente.errors import HistoryRewriteError, InvalidInterval, VigenteError
 from vigente.kernel.horizon import check_after, check_after_horizon, learned_now
-from vigente.kernel.values import Scope, check_name
-from vigente.kernel.versions import PrecedenceRule, Version
+from vigente.records.values import Scope, check_name
+from vigente.records.versions import PrecedenceRule, Version
 from vigente.store.base import Store, Timeline, Write
 from vigente.time import Instant, Interval
 

@@ -6,8 +6,8 @@ import json
 from collections.abc import Sequence
 
 from vigente.kernel.evidence import Evidence, Interpretation, Status
-from vigente.kernel.values import JSONValue
-from vigente.kernel.versions import Version
+from vigente.records.values import JSONValue
+from vigente.records.versions import Version
 from vigente.time import Instant
 
 __all__ = ["as_known", "format_value", "moment", "statement_for"]

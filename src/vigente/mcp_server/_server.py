@@ -37,7 +37,7 @@ from vigente.application.runtime import (
 )
 from vigente.errors import InvalidInput, VigenteError
 from vigente.evidence.wording import fact_citation
-from vigente.kernel.values import JSONValue
+from vigente.records.values import JSONValue
 from vigente.retrieval import ALL_SCOPES
 
 __all__ = ["INSTRUCTIONS", "Resolver", "build_server"]

@@ -9,6 +9,13 @@ semantic search needs an :class:`Embedder` (built in: ``pip install 'vigente[emb
 
 from __future__ import annotations
 
+from vigente.records.retrieval import (
+    Candidate,
+    CandidateQuery,
+    Claim,
+    PassageRecord,
+    RetrievalStats,
+)
 from vigente.retrieval.dates import QueryDate, date_from_query
 from vigente.retrieval.embed import (
     BUILTIN_MODELS,
@@ -18,13 +25,6 @@ from vigente.retrieval.embed import (
     MiniLMEmbedder,
     builtin_embedder,
     embedding_available,
-)
-from vigente.retrieval.records import (
-    Candidate,
-    CandidateQuery,
-    Claim,
-    PassageRecord,
-    RetrievalStats,
 )
 from vigente.retrieval.results import Excluded, Hit, IndexReport, SearchResult
 from vigente.retrieval.search import ALL_SCOPES, AllScopes, Mode, Ranked, Retrieval, fuse

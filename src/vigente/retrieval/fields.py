@@ -33,7 +33,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Final
 
-from vigente.retrieval.records import Candidate, FieldMatch
+from vigente.records.retrieval import Candidate, FieldMatch
 
 __all__ = [
     "CLOSE_WORD",

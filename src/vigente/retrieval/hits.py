@@ -11,15 +11,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from vigente.evidence.dates import check_language
-from vigente.kernel.values import JSONValue
-from vigente.kernel.versions import Version, admissibility
-from vigente.retrieval.records import Candidate
+from vigente.records.retrieval import Candidate
+from vigente.records.values import JSONValue
+from vigente.records.versions import Version, admissibility
 from vigente.retrieval.results import Excluded, Hit
 from vigente.retrieval.wording import document_why, fact_hit_citation, fact_why
 from vigente.time import Instant
 
 if TYPE_CHECKING:
-    from vigente.evidence.records import DocumentVersion
+    from vigente.records.documents import DocumentVersion
     from vigente.store.base import Store
 
 __all__ = ["HitBuilder", "Ranked", "value_text"]

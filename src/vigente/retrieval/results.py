@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from vigente.kernel.values import JSONValue, Scope
+from vigente.records.values import JSONValue, Scope
 from vigente.time import Instant
 
 __all__ = ["Excluded", "Hit", "IndexReport", "SearchResult"]

@@ -24,14 +24,7 @@ from typing import TYPE_CHECKING, Final, Literal
 from vigente import telemetry
 from vigente.errors import InvalidInput
 from vigente.evidence.dates import check_language
-from vigente.kernel.values import JSONValue, Scope
-from vigente.kernel.versions import Version, admissibility
-from vigente.retrieval.dates import QueryDate
-from vigente.retrieval.dates import date_from_query as _date_from_query
-from vigente.retrieval.embed import Embedder, builtin_embedder, embedding_available
-from vigente.retrieval.fields import could_be_strong, field_scores, rank_with_fields
-from vigente.retrieval.hits import HitBuilder, Ranked, value_text
-from vigente.retrieval.records import (
+from vigente.records.retrieval import (
     Candidate,
     CandidateQuery,
     Claim,
@@ -39,13 +32,20 @@ from vigente.retrieval.records import (
     PassageRecord,
     RetrievalStats,
 )
+from vigente.records.values import JSONValue, Scope
+from vigente.records.versions import Version, admissibility
+from vigente.retrieval.dates import QueryDate
+from vigente.retrieval.dates import date_from_query as _date_from_query
+from vigente.retrieval.embed import Embedder, builtin_embedder, embedding_available
+from vigente.retrieval.fields import could_be_strong, field_scores, rank_with_fields
+from vigente.retrieval.hits import HitBuilder, Ranked, value_text
 from vigente.retrieval.results import IndexReport, SearchResult
 from vigente.retrieval.text import chunk_text, field_terms, field_text, fold, query_terms
 from vigente.time import Instant, TimeLike, current_instant
 
 if TYPE_CHECKING:
-    from vigente.evidence.records import DocumentVersion
     from vigente.kernel.knowledge import Knowledge
+    from vigente.records.documents import DocumentVersion
 
 __all__ = ["ALL_SCOPES", "AllScopes", "Mode", "Ranked", "Retrieval"]
 

@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING
 from vigente.evidence.dates import Language, check_language
 from vigente.evidence.wording import article, gender, italian_moment, italian_period, participle
 from vigente.kernel.statement import moment
-from vigente.kernel.versions import Version
+from vigente.records.versions import Version
 from vigente.time import Instant
 
 if TYPE_CHECKING:
-    from vigente.evidence.records import DocumentVersion
+    from vigente.records.documents import DocumentVersion
 
 __all__ = ["document_why", "fact_hit_citation", "fact_why"]
 

@@ -8,11 +8,7 @@ freshness, skill states, checkpoints, promotions and shares — append-only on t
 
 from __future__ import annotations
 
-from vigente.runtime.content import INLINE_LIMIT
-from vigente.runtime.events import RuntimeImportReport
-from vigente.runtime.extract import DefaultExtractor, Extraction, Extractor, fact_values
-from vigente.runtime.reader import Candidate, Candidates, Graph
-from vigente.runtime.records import (  # first: the store backends import these rows
+from vigente.records.runtime import (  # first: the store backends import these rows
     FRESHNESS,
     MODES,
     PRIVACY,
@@ -36,6 +32,10 @@ from vigente.runtime.records import (  # first: the store backends import these 
     ToolMemory,
     UserMemory,
 )
+from vigente.runtime.content import INLINE_LIMIT
+from vigente.runtime.events import RuntimeImportReport
+from vigente.runtime.extract import DefaultExtractor, Extraction, Extractor, fact_values
+from vigente.runtime.reader import Candidate, Candidates, Graph
 from vigente.runtime.retention import RETENTION, GCReport, PurgeReport
 from vigente.runtime.service import DEFAULT_STALE_AFTER, Runtime
 from vigente.runtime.user_memory import (

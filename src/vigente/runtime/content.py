@@ -7,7 +7,7 @@ import json
 from typing import Any, Protocol
 
 from vigente.errors import InvalidValue
-from vigente.runtime.records import ContentRef
+from vigente.records.runtime import ContentRef
 
 __all__ = ["COUNT_AT_IMPORT", "INLINE_LIMIT", "TokenCounter", "raw_bytes", "reference",
            "replay_text"]

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from vigente.errors import InvalidInput
-from vigente.runtime.records import (
+from vigente.records.runtime import (
     Branch,
     ContentRef,
     Conversation,
@@ -80,7 +80,7 @@ class Graph:
         return [n for n in self.nodes if n.KIND == kind]
 
     def as_dict(self, *, content: bool = True) -> dict[str, Any]:
-        from vigente.runtime.records import to_record
+        from vigente.records.runtime import to_record
 
         def plain(node: Any) -> dict[str, Any]:
             r = to_record(node)

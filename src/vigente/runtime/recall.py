@@ -37,9 +37,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 from vigente import telemetry
 from vigente.errors import InvalidInput
+from vigente.records.runtime import RecallDoc, RuntimeRecord, from_record
 from vigente.retrieval.text import fold
 from vigente.runtime.recall_time import TimeWindow, time_window
-from vigente.runtime.records import RecallDoc, RuntimeRecord, from_record
 from vigente.runtime.redact import redact_content, redact_text
 from vigente.time import Instant, TimeLike
 

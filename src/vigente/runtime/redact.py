@@ -331,7 +331,7 @@ _MEMORIES: dict[int, tuple[Any, Any, tuple[Redaction, ...]]] = {}
 
 
 def redact_memory(node: Any) -> tuple[Any, tuple[Redaction, ...]]:
-    """A memory (:class:`~vigente.runtime.records.ToolMemory` or ``UserMemory``) as a model
+    """A memory (:class:`~vigente.records.runtime.ToolMemory` or ``UserMemory``) as a model
     may see it: its summary and facts redacted (paths ``summary`` and ``facts.…``), with the
     redactions its derivation made before (``redactions``) and these. Without a credential,
     ``node`` itself comes back (remembered by node: nodes are immutable)."""

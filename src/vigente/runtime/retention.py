@@ -18,7 +18,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from vigente.runtime.records import ContinuationCheckpoint, SkillState, ToolArtifact, from_record
+from vigente.records.runtime import ContinuationCheckpoint, SkillState, ToolArtifact, from_record
 from vigente.time import Instant, parse_instant
 
 if TYPE_CHECKING:

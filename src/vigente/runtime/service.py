@@ -21,25 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from vigente import telemetry
 from vigente.errors import FutureKnowledgeError, InvalidInput, RuntimeHistoryConflict
-from vigente.kernel.values import Scope, check_name
-from vigente.runtime.content import (
-    COUNT_AT_IMPORT,
-    INLINE_LIMIT,
-    TokenCounter,
-    raw_bytes,
-    reference,
-    replay_text,
-)
-from vigente.runtime.extract import (
-    DefaultExtractor,
-    Extractor,
-    decodes_to,
-    parse_exact,
-    reading,
-    unheld,
-)
-from vigente.runtime.reader import RuntimeReads
-from vigente.runtime.records import (
+from vigente.records.runtime import (
     FRESHNESS,
     MODES,
     PRIVACY,
@@ -67,6 +49,24 @@ from vigente.runtime.records import (
     from_record,
     to_record,
 )
+from vigente.records.values import Scope, check_name
+from vigente.runtime.content import (
+    COUNT_AT_IMPORT,
+    INLINE_LIMIT,
+    TokenCounter,
+    raw_bytes,
+    reference,
+    replay_text,
+)
+from vigente.runtime.extract import (
+    DefaultExtractor,
+    Extractor,
+    decodes_to,
+    parse_exact,
+    reading,
+    unheld,
+)
+from vigente.runtime.reader import RuntimeReads
 from vigente.runtime.redact import Redaction, redact_content
 from vigente.runtime.trust import check_names
 from vigente.store.base import Store

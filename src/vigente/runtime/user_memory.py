@@ -27,13 +27,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from vigente.errors import AnsweredHistoryError, HistoryRewriteError, InvalidInput, InvalidName
-from vigente.kernel.values import MAX_NAME_CHARS, JSONValue, Scope, canonical_json, check_name
+from vigente.records.values import MAX_NAME_CHARS, JSONValue, Scope, canonical_json, check_name
 from vigente.time import Instant, Interval
 
 # The kernel's writer and the store contract are imported where they are used: the store
 # backends import the runtime's rows (``vigente.runtime``), so this module loads before them.
 if TYPE_CHECKING:
-    from vigente.runtime.records import UserMemory
+    from vigente.records.runtime import UserMemory
     from vigente.runtime.service import Runtime
     from vigente.store.base import Store, Write
 
@@ -289,7 +289,7 @@ def extract_user_memories(rt: Runtime, conversation: str, *,
     recorded again, nor one already recorded from the same messages (so a second run records
     nothing new); a proposal left with no fact is dropped. A memory whose every key a new one
     restates is superseded by it."""
-    from vigente.runtime.records import Message, UserMemory, from_record
+    from vigente.records.runtime import Message, UserMemory, from_record
 
     the_extractor = extractor or RuleUserMemoryExtractor()
     with rt.transaction():

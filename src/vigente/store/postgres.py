@@ -35,8 +35,8 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool
 
 from vigente.errors import StoreError
-from vigente.kernel.values import Scope
-from vigente.kernel.versions import PrecedenceRule, Version, build_version
+from vigente.records.values import Scope
+from vigente.records.versions import PrecedenceRule, Version, build_version
 from vigente.store.base import Store, Timeline, Write
 from vigente.store.postgres_assembly import ASSEMBLY_MIGRATIONS, PostgresAssembly
 from vigente.store.postgres_check import PostgresCheck

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from vigente.store import postgres_runtime
+from vigente.store.contracts import AssemblyLog, TokenCounts
 from vigente.time import Instant
 
 __all__ = ["ASSEMBLY_MIGRATIONS", "PostgresAssembly"]
@@ -77,13 +78,6 @@ ASSEMBLY_MIGRATIONS: list[list[str]] = [
     ["CREATE INDEX runtime_records_seq ON runtime_records (conversation_id, seq)"],
 ]
 
-# a purge of an account empties its assemblies too, and VACUUM FULL rewrites the table
-for _table in ("runtime_assemblies", "runtime_index", "runtime_token_counts",
-               "runtime_cache_marks"):
-    if _table not in postgres_runtime.PURGE_TABLES:
-        postgres_runtime.PURGE_TABLES.append(_table)
-    if _table not in postgres_runtime.COMPACT_TABLES:
-        postgres_runtime.COMPACT_TABLES.insert(0, _table)
 
 SELECT_LAST_SUMS = """SELECT cum_tokens, cum_messages FROM runtime_token_counts
     WHERE conversation_id = %s AND counter = %s AND branch_id = %s AND seq < %s
@@ -100,7 +94,7 @@ SELECT_LATE = """SELECT coalesce(sum(tokens), 0), coalesce(sum(messages), 0)
       AND seq > %(upto)s AND position <= %(upto)s AND known_from <= %(k)s"""
 
 
-class PostgresAssembly:
+class PostgresAssembly(AssemblyLog, TokenCounts):
     _fetch: Callable[[str, Sequence[Any] | dict[str, Any]], list[tuple[Any, ...]]]
     _read: Callable[[str, Sequence[Any] | dict[str, Any]], list[tuple[Any, ...]]]
     _execute: Callable[[str, Sequence[Any]], None]

@@ -12,7 +12,8 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, NamedTuple
 
-from vigente.kernel.integrity import UnreadableInstant, describe_micros
+from vigente.records.ledger import UnreadableInstant, describe_micros
+from vigente.store.contracts import Integrity
 from vigente.time import MAX_MICROS, MIN_MICROS, Instant
 
 __all__ = ["PostgresCheck"]
@@ -69,7 +70,7 @@ class _Found(NamedTuple):
             else self.column
 
 
-class PostgresCheck:
+class PostgresCheck(Integrity):
     _fetch: Callable[[str, Sequence[Any]], list[Any]]
     _execute: Callable[[str, Sequence[Any]], None]
     transaction: Callable[[], AbstractContextManager[None]]  # PostgresStore's

@@ -12,7 +12,8 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
-from vigente.kernel.horizon import Backfill
+from vigente.records.ledger import Backfill
+from vigente.store.contracts import AnswerHorizon
 from vigente.time import Instant
 
 __all__ = ["HORIZON_MIGRATIONS", "PostgresHorizon"]
@@ -51,7 +52,7 @@ SELECT_BACKFILLS = """SELECT backfill_id, recorded_at, kind, reason, statements,
     latest, horizon, date_flags FROM backfills ORDER BY seq"""
 
 
-class PostgresHorizon:
+class PostgresHorizon(AnswerHorizon):
     _answered_seen: int
     transaction: Callable[[], AbstractContextManager[None]]
     _fetch: Callable[[str, Sequence[Any]], list[Any]]

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from vigente.runtime.records import RecallDoc, term_weight
+from vigente.records.runtime import RecallDoc, term_weight
 from vigente.store import postgres_runtime
+from vigente.store.contracts import RecallIndex
 
 __all__ = ["PostgresRecall", "RECALL_MIGRATIONS"]
 
@@ -72,12 +73,6 @@ RECALL_MIGRATIONS: list[list[str]] = [
     ],
 ]
 
-for _table in ("runtime_recall", "runtime_recall_terms", "runtime_recall_vectors",
-               "runtime_recall_vector_marks"):
-    if _table not in postgres_runtime.PURGE_TABLES:
-        postgres_runtime.PURGE_TABLES.insert(0, _table)
-    if _table not in postgres_runtime.COMPACT_TABLES:
-        postgres_runtime.COMPACT_TABLES.insert(0, _table)
 
 SELECT_LAST_DOC = """SELECT cum_docs, cum_length FROM runtime_recall
     WHERE conversation_id = %s ORDER BY seq DESC LIMIT 1"""
@@ -147,7 +142,7 @@ def _doc(row: Sequence[Any]) -> RecallDoc:
                      text, {}, int(length))
 
 
-class PostgresRecall:
+class PostgresRecall(RecallIndex):
     _fetch: Callable[[str, Sequence[Any] | dict[str, Any]], list[tuple[Any, ...]]]
     _read: Callable[[str, Sequence[Any] | dict[str, Any]], list[tuple[Any, ...]]]
     _read_many: Callable[[str, Sequence[Sequence[Any] | dict[str, Any]]],

@@ -11,15 +11,16 @@ from typing import Any
 
 from psycopg.types.json import Jsonb
 
-from vigente.evidence.records import (
+from vigente.records.decisions import Decision
+from vigente.records.documents import (
     DerivationRecord,
     DocumentVersion,
     ProposalRecord,
     ReviewEvent,
     SourceRef,
 )
-from vigente.kernel.decisions import Decision
-from vigente.kernel.values import Scope
+from vigente.records.values import Scope
+from vigente.store.contracts import DecisionLog, DocumentLog, ReviewLog
 from vigente.store.record_rows import (
     KNOWN_AT,
     VALID_AT,
@@ -166,7 +167,7 @@ def _decision(row: tuple[Any, ...]) -> Decision:
     return Decision(decision_id, kind, subject, _instant(recorded_at), payload)
 
 
-class PostgresRecords:
+class PostgresRecords(DecisionLog, DocumentLog, ReviewLog):
     """The decision, document, derivation and review tables of the PostgreSQL backend."""
 
     # Statement helpers of PostgresStore (one connection per transaction, pooled).

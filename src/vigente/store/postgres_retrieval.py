@@ -17,9 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from vigente.errors import StoreError
-from vigente.kernel.values import Scope
-from vigente.kernel.versions import Version
-from vigente.retrieval.records import (
+from vigente.records.retrieval import (
     Candidate,
     CandidateQuery,
     Claim,
@@ -28,6 +26,9 @@ from vigente.retrieval.records import (
     PassageRecord,
     RetrievalStats,
 )
+from vigente.records.values import Scope
+from vigente.records.versions import Version
+from vigente.store.contracts import RetrievalIndex, VectorIndex
 from vigente.time import Instant
 
 __all__ = ["FIELD_MIGRATIONS", "RETRIEVAL_MIGRATIONS", "PostgresRetrieval"]
@@ -226,7 +227,7 @@ def _bytes(values: Sequence[float]) -> bytes:
     return struct.pack(f"<{len(values)}f", *values)
 
 
-class PostgresRetrieval:
+class PostgresRetrieval(RetrievalIndex, VectorIndex):
     """The retrieval tables of the PostgreSQL backend."""
 
     _fetch: Callable[[str, Sequence[Any] | dict[str, Any]], list[tuple[Any, ...]]]

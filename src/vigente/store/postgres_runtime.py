@@ -20,8 +20,9 @@ from typing import Any
 import psycopg
 
 from vigente.errors import StoreError
-from vigente.runtime.records import Conversation, RuntimeRecord
+from vigente.records.runtime import Conversation, RuntimeRecord
 from vigente.store.base import COMPACT_WAIT_MS, Compaction
+from vigente.store.contracts import RuntimeContent, RuntimeIndex, RuntimeLog
 from vigente.store.record_rows import DECODED
 from vigente.time import Instant
 
@@ -220,16 +221,38 @@ SELECT h.since, r.* FROM h LEFT JOIN LATERAL (SELECT {_COLUMNS} FROM runtime_rec
     WHERE conversation_id = %(c)s AND seq >= h.since AND seq < %(below)s
     ORDER BY seq LIMIT %(l)s) r ON true
 ORDER BY r.seq"""
-# Tables keyed by conversation that a purge empties (later ones are appended here).
-PURGE_TABLES = ["runtime_records", "runtime_contents", "runtime_content_tokens"]
-COMPACT_TABLES = [
+#: Every table keyed by conversation that a purge empties, in the order it empties them: the
+#: recall index (created by RECALL_MIGRATIONS), the records and their contents, then the read
+#: caches and the recorded assemblies (ASSEMBLY_MIGRATIONS). The conversation row goes last.
+PURGE_TABLES = (
+    "runtime_recall_vector_marks",
+    "runtime_recall_vectors",
+    "runtime_recall_terms",
+    "runtime_recall",
+    "runtime_records",
+    "runtime_contents",
+    "runtime_content_tokens",
+    "runtime_assemblies",
+    "runtime_index",
+    "runtime_token_counts",
+    "runtime_cache_marks",
+)
+#: The tables a compaction after a purge rewrites (VACUUM FULL), recall index and read caches first.
+COMPACT_TABLES = (
+    "runtime_recall_vector_marks",
+    "runtime_recall_vectors",
+    "runtime_recall_terms",
+    "runtime_recall",
+    "runtime_cache_marks",
+    "runtime_token_counts",
+    "runtime_index",
     "runtime_records",
     "runtime_contents",
     "runtime_content_tokens",
     "runtime_blobs",
     "runtime_conversations",
     "runtime_assemblies",
-]
+)
 #: The tables of COMPACT_TABLES this role may not VACUUM. PostgreSQL only warns and skips a table
 #: that a role neither owns nor may maintain, so a purge must ask before it can say it compacted.
 SELECT_NOT_VACUUMABLE = """SELECT c.relname FROM pg_class c
@@ -258,7 +281,7 @@ def _decode(row: tuple[Any, ...]) -> RuntimeRecord:
     return DECODED.decode(row, _record)
 
 
-class PostgresRuntime:
+class PostgresRuntime(RuntimeLog, RuntimeContent, RuntimeIndex):
     """The runtime graph tables of the PostgreSQL backend."""
 
     _fetch: Callable[[str, Sequence[Any] | dict[str, Any]], list[tuple[Any, ...]]]
@@ -529,7 +552,7 @@ class PostgresRuntime:
         # (and how to finish it), so nothing is pending for a later call
         if not full:
             return Compaction(True, "nothing to rewrite")
-        skipped = [row[0] for row in self._fetch(SELECT_NOT_VACUUMABLE, (COMPACT_TABLES,))]
+        skipped = [row[0] for row in self._fetch(SELECT_NOT_VACUUMABLE, (list(COMPACT_TABLES),))]
         if skipped:
             return Compaction(False, f"rows deleted, but this role does not own "
                               f"{', '.join(skipped)}, so VACUUM FULL would skip them: run it as "

@@ -11,12 +11,12 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from vigente.evidence.records import DerivationRecord, DocumentVersion, parse_relation
-from vigente.kernel.values import Scope
+from vigente.records.documents import DerivationRecord, DocumentVersion, parse_relation
+from vigente.records.values import Scope
 from vigente.time import Instant
 
 if TYPE_CHECKING:
-    from vigente.runtime.records import RuntimeRecord
+    from vigente.records.runtime import RuntimeRecord
 
 __all__ = [
     "DECODED",
@@ -113,7 +113,7 @@ class DecodedRows:
     def forget(self) -> None:
         """Forget every row, and the typed nodes made of them (on a purge or a deletion of
         records)."""
-        from vigente.runtime.records import forget_typed
+        from vigente.records.runtime import forget_typed
 
         with self._lock:
             self._rows.clear()

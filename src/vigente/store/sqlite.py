@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from vigente.errors import StoreError
-from vigente.kernel.values import Scope
-from vigente.kernel.versions import PrecedenceRule, Version, build_version
+from vigente.records.values import Scope
+from vigente.records.versions import PrecedenceRule, Version, build_version
 from vigente.store.base import Store, Write
 from vigente.store.sqlite_assembly import ASSEMBLY_MIGRATIONS, SQLiteAssembly
 from vigente.store.sqlite_check import SQLiteCheck

@@ -11,6 +11,7 @@ import threading
 from collections.abc import Sequence
 
 from vigente.store import sqlite_runtime
+from vigente.store.contracts import AssemblyLog, TokenCounts
 from vigente.time import Instant
 
 __all__ = ["ASSEMBLY_MIGRATIONS", "SQLiteAssembly"]
@@ -79,11 +80,6 @@ ASSEMBLY_MIGRATIONS: list[list[str]] = [
     ["CREATE INDEX runtime_records_seq ON runtime_records (conversation_id, seq)"],
 ]
 
-# a purge of an account empties its assemblies too (before its conversations go)
-for _table in ("runtime_assemblies", "runtime_index", "runtime_token_counts",
-               "runtime_cache_marks"):
-    if _table not in sqlite_runtime.PURGE_TABLES:
-        sqlite_runtime.PURGE_TABLES.append(_table)
 
 
 SELECT_LAST_SUMS = """SELECT cum_tokens, cum_messages FROM runtime_token_counts
@@ -103,7 +99,7 @@ SELECT_LATE = """SELECT coalesce(sum(tokens), 0), coalesce(sum(messages), 0)
       AND position <= :upto AND +known_from <= :k"""
 
 
-class SQLiteAssembly:
+class SQLiteAssembly(AssemblyLog, TokenCounts):
     _conn: sqlite3.Connection
     _lock: threading.RLock
 

@@ -11,7 +11,8 @@ import sqlite3
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 
-from vigente.kernel.integrity import UnreadableInstant, describe_micros
+from vigente.records.ledger import UnreadableInstant, describe_micros
+from vigente.store.contracts import Integrity
 from vigente.time import MAX_MICROS, MIN_MICROS, Instant
 
 __all__ = ["INSTANT_COLUMNS", "SQLiteCheck"]
@@ -45,7 +46,7 @@ def repaired_micros(micros: int, *, is_end: bool) -> int:
     return MIN_MICROS + 1 if is_end else MIN_MICROS
 
 
-class SQLiteCheck:
+class SQLiteCheck(Integrity):
     _conn: sqlite3.Connection
 
     transaction: Callable[[], AbstractContextManager[None]]  # SQLiteStore's

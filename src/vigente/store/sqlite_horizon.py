@@ -10,7 +10,8 @@ import threading
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 
-from vigente.kernel.horizon import Backfill
+from vigente.records.ledger import Backfill
+from vigente.store.contracts import AnswerHorizon
 from vigente.time import Instant
 
 __all__ = ["HORIZON_MIGRATIONS", "SQLiteHorizon"]
@@ -49,7 +50,7 @@ SELECT_BACKFILLS = """SELECT backfill_id, recorded_at, kind, reason, statements,
     latest, horizon, date_flags FROM backfills ORDER BY rowid"""
 
 
-class SQLiteHorizon:
+class SQLiteHorizon(AnswerHorizon):
     _conn: sqlite3.Connection
     _lock: threading.RLock
     _answered_seen: int

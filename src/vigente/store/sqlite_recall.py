@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
-from vigente.runtime.records import RecallDoc, term_weight
-from vigente.store import sqlite_runtime
+from vigente.records.runtime import RecallDoc, term_weight
+from vigente.store.contracts import RecallIndex
 
 __all__ = ["RECALL_MIGRATIONS", "SQLiteRecall"]
 
@@ -76,10 +76,6 @@ RECALL_MIGRATIONS: list[list[str]] = [
     ],
 ]
 
-for _table in ("runtime_recall", "runtime_recall_terms", "runtime_recall_vectors",
-               "runtime_recall_vector_marks"):
-    if _table not in sqlite_runtime.PURGE_TABLES:
-        sqlite_runtime.PURGE_TABLES.insert(0, _table)
 
 SELECT_LAST_DOC = """SELECT cum_docs, cum_length FROM runtime_recall
     WHERE conversation_id = ? ORDER BY seq DESC LIMIT 1"""
@@ -132,7 +128,7 @@ def _doc(row: Sequence[Any]) -> RecallDoc:
                      text, {}, int(length))
 
 
-class SQLiteRecall:
+class SQLiteRecall(RecallIndex):
     _conn: sqlite3.Connection
     _lock: threading.RLock
 

@@ -12,15 +12,16 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from vigente.evidence.records import (
+from vigente.records.decisions import Decision
+from vigente.records.documents import (
     DerivationRecord,
     DocumentVersion,
     ProposalRecord,
     ReviewEvent,
     SourceRef,
 )
-from vigente.kernel.decisions import Decision
-from vigente.kernel.values import Scope
+from vigente.records.values import Scope
+from vigente.store.contracts import DecisionLog, DocumentLog, ReviewLog
 from vigente.store.record_rows import (
     KNOWN_AT,
     VALID_AT,
@@ -140,7 +141,7 @@ def _document(row: tuple[Any, ...]) -> DocumentVersion:
     return document_from_row(row, Instant, lambda vt: vt >= OPEN_END)
 
 
-class SQLiteRecords:
+class SQLiteRecords(DecisionLog, DocumentLog, ReviewLog):
     """The decision, document, derivation and review tables of the SQLite backend."""
 
     _conn: sqlite3.Connection

@@ -20,9 +20,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from vigente.errors import StoreError
-from vigente.kernel.values import Scope
-from vigente.kernel.versions import Version
-from vigente.retrieval.records import (
+from vigente.records.retrieval import (
     Candidate,
     CandidateQuery,
     Claim,
@@ -31,6 +29,9 @@ from vigente.retrieval.records import (
     PassageRecord,
     RetrievalStats,
 )
+from vigente.records.values import Scope
+from vigente.records.versions import Version
+from vigente.store.contracts import RetrievalIndex, VectorIndex
 from vigente.time import Instant
 
 if TYPE_CHECKING:
@@ -249,7 +250,7 @@ class _Matrix:
         self.rows = rows
 
 
-class SQLiteRetrieval:
+class SQLiteRetrieval(RetrievalIndex, VectorIndex):
     """The retrieval tables of the SQLite backend."""
 
     _conn: sqlite3.Connection

@@ -20,8 +20,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from vigente.runtime.records import Conversation, RuntimeRecord
+from vigente.records.runtime import Conversation, RuntimeRecord
 from vigente.store.base import COMPACT_WAIT_MS, Compaction
+from vigente.store.contracts import RuntimeContent, RuntimeIndex, RuntimeLog
 from vigente.store.record_rows import DECODED
 from vigente.time import Instant
 
@@ -210,9 +211,22 @@ SELECT {_RECORD_COLUMNS} FROM runtime_index i
 SELECT_HORIZON = """SELECT seq FROM runtime_index
     WHERE conversation_id = :c AND branch_id = :b AND seq <= :upto AND grp IS NOT NULL
       AND +known_from <= :k ORDER BY seq DESC LIMIT 1 OFFSET :skip"""
-# Tables of the runtime keyed by conversation, deleted by a purge (later tables that hold
-# conversation data, such as recorded assemblies, are appended here).
-PURGE_TABLES = ["runtime_records", "runtime_contents", "runtime_content_tokens"]
+#: Every table keyed by conversation that a purge empties, in the order it empties them: the
+#: recall index (created by RECALL_MIGRATIONS), the records and their contents, then the read
+#: caches and the recorded assemblies (ASSEMBLY_MIGRATIONS). The conversation row goes last.
+PURGE_TABLES = (
+    "runtime_recall_vector_marks",
+    "runtime_recall_vectors",
+    "runtime_recall_terms",
+    "runtime_recall",
+    "runtime_records",
+    "runtime_contents",
+    "runtime_content_tokens",
+    "runtime_assemblies",
+    "runtime_index",
+    "runtime_token_counts",
+    "runtime_cache_marks",
+)
 
 _DATE = 1  # date_flags bit: known_from was given as a date
 
@@ -241,7 +255,7 @@ def _in(n: int) -> str:
     return "(" + ", ".join("?" * n) + ")"
 
 
-class SQLiteRuntime:
+class SQLiteRuntime(RuntimeLog, RuntimeContent, RuntimeIndex):
     """The runtime graph tables of the SQLite backend."""
 
     url: str

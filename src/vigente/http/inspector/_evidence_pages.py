@@ -19,7 +19,7 @@ from vigente.http.inspector._auth import viewer
 from vigente.http.inspector._render import PageRoute, blank, page
 from vigente.http.inspector._timeline import Span, layout
 from vigente.kernel.statement import format_value
-from vigente.kernel.values import Scope
+from vigente.records.values import Scope
 from vigente.retrieval import ALL_SCOPES
 
 __all__ = ["router"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-from vigente.kernel.values import Scope
+from vigente.records.values import Scope
 from vigente.time import Instant
 
 __all__ = [

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from vigente.kernel.values import JSONValue, Scope
+from vigente.records.values import JSONValue, Scope
 from vigente.time import Instant, Interval
 
 __all__ = [

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import enum
 
-from vigente.evidence.errors import UnknownRelation
+from vigente.errors import UnknownRelation
 
 __all__ = ["Relation", "parse_relation"]
 

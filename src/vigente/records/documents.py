@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from vigente.errors import InvalidInput
-from vigente.evidence.relations import Relation, parse_relation
-from vigente.kernel.values import Scope
+from vigente.records.relations import Relation, parse_relation
+from vigente.records.values import Scope
 from vigente.time import Instant
 
 __all__ = [
