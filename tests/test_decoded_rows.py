@@ -8,7 +8,7 @@ import json
 
 from vigente.records.runtime import from_record
 from vigente.store.record_rows import DecodedRows
-from vigente.store.sqlite_runtime import _record
+from vigente.store.sqlite.runtime import _record
 
 
 def _row(seq: int, content: str) -> tuple[object, ...]:

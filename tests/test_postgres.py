@@ -21,7 +21,8 @@ from vigente import StoreError, Vigente
 from vigente.cli import cli
 from vigente.records.values import Scope
 from vigente.store.base import Timeline
-from vigente.store.postgres import MIGRATIONS, WRITERS_KEY, PostgresStore, _lock_key, redact
+from vigente.store.postgres import MIGRATIONS, WRITERS_KEY, PostgresStore, redact
+from vigente.store.postgres.store import _lock_key
 
 NOW = "2026-09-29"
 DEPLOYMENT = Path(__file__).resolve().parent.parent / "docs" / "deployment.md"

@@ -15,8 +15,10 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from vigente.store import open_store, postgres_runtime, sqlite_runtime
-from vigente.store.postgres_retrieval import CREATE_VECTORS
+from vigente.store import open_store
+from vigente.store.postgres import runtime as postgres_runtime
+from vigente.store.postgres.retrieval import CREATE_VECTORS
+from vigente.store.sqlite import runtime as sqlite_runtime
 
 #: Tables only SQLite has, and why PostgreSQL needs none.
 SQLITE_ONLY_TABLES = {

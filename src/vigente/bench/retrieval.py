@@ -49,7 +49,7 @@ from vigente.retrieval import (
     Ranked,
     embedding_available,
 )
-from vigente.store.sqlite_retrieval import MATCH_BUDGET
+from vigente.store.sqlite.retrieval import MATCH_BUDGET
 from vigente.time import Instant, parse_instant, today
 
 if TYPE_CHECKING:

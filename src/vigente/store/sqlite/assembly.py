@@ -10,8 +10,8 @@ import sqlite3
 import threading
 from collections.abc import Sequence
 
-from vigente.store import sqlite_runtime
 from vigente.store.contracts import AssemblyLog, TokenCounts
+from vigente.store.sqlite import runtime as sqlite_runtime
 from vigente.time import Instant
 
 __all__ = ["ASSEMBLY_MIGRATIONS", "SQLiteAssembly"]

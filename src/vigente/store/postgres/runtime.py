@@ -84,7 +84,7 @@ RUNTIME_MIGRATIONS: list[list[str]] = [
     ],
 ]
 
-#: Token counts of raw contents, per encoding (see store/sqlite_runtime.py): gone with their
+#: Token counts of raw contents, per encoding (see store/sqlite/runtime.py): gone with their
 #: contents (retention) and with the conversation (purge).
 CONTENT_TOKEN_MIGRATIONS: list[list[str]] = [
     [

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from vigente.store import postgres_runtime
 from vigente.store.contracts import AssemblyLog, TokenCounts
+from vigente.store.postgres import runtime as postgres_runtime
 from vigente.time import Instant
 
 __all__ = ["ASSEMBLY_MIGRATIONS", "PostgresAssembly"]

@@ -1,7 +1,7 @@
 """PostgreSQL tables of the recall index over the runtime graph (vigente.runtime.recall).
 
 Mixed into :class:`~vigente.store.postgres.PostgresStore`; the same shape as SQLite's
-(store/sqlite_recall.py): rows of searchable records with running counts, the terms of each
+(store/sqlite/recall.py): rows of searchable records with running counts, the terms of each
 record with the term's running record count, and vectors per embedding model (``bytea``,
 compared by the caller, so both backends rank alike). Purged with the account.
 """
@@ -12,8 +12,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from vigente.records.runtime import RecallDoc, term_weight
-from vigente.store import postgres_runtime
 from vigente.store.contracts import RecallIndex
+from vigente.store.postgres import runtime as postgres_runtime
 
 __all__ = ["PostgresRecall", "RECALL_MIGRATIONS"]
 

@@ -87,7 +87,7 @@ RETRIEVAL_MIGRATIONS: list[list[str]] = [
     ],
 ]
 
-#: Appended after every other migration (store/sqlite.py): the title and reference of every
+#: Appended after every other migration (store/sqlite/store.py): the title and reference of every
 #: document claim, one row per field, with their own FTS5 index and document frequencies.
 #: ``fields_from``: claims numbered below it were indexed before fields existed (backfilled by
 #: the next refresh, then 0).

@@ -68,7 +68,7 @@ RETRIEVAL_MIGRATIONS: list[list[str]] = [
     ],
 ]
 
-#: Appended after every other migration (store/postgres.py): the title and reference of every
+#: Appended after every other migration (store/postgres/store.py): the title and reference of every
 #: document claim, one row per field, with its own tsvector. ``fields_from``: claims numbered
 #: below it were indexed before fields existed (backfilled by the next refresh, then 0).
 FIELD_MIGRATIONS: list[list[str]] = [

@@ -1,7 +1,7 @@
 """The embedded SQLite backend (the default): one file, WAL, numbered migrations.
 
 Instants are stored as integer microseconds since the epoch; an open end is stored as
-``OPEN_END`` inside this module only (it never leaves the backend). ``date_flags`` remembers
+``OPEN_END`` (declared with the migrations; it never leaves the backend). ``date_flags`` remembers
 which instants were given as calendar dates so that they print back as dates.
 """
 
@@ -20,114 +20,23 @@ from vigente.errors import StoreError
 from vigente.records.values import Scope
 from vigente.records.versions import PrecedenceRule, Version, build_version
 from vigente.store.base import Store, Write
-from vigente.store.sqlite_assembly import ASSEMBLY_MIGRATIONS, SQLiteAssembly
-from vigente.store.sqlite_check import SQLiteCheck
-from vigente.store.sqlite_horizon import HORIZON_MIGRATIONS, SQLiteHorizon
-from vigente.store.sqlite_recall import RECALL_MIGRATIONS, SQLiteRecall
-from vigente.store.sqlite_records import RECORD_MIGRATIONS, SQLiteRecords
-from vigente.store.sqlite_retrieval import (
-    FIELD_MIGRATIONS,
-    RETRIEVAL_MIGRATIONS,
-    SQLiteRetrieval,
-)
-from vigente.store.sqlite_runtime import (
-    CONTENT_TOKEN_MIGRATIONS,
-    RUNTIME_MIGRATIONS,
-    SQLiteRuntime,
-)
+from vigente.store.sqlite.assembly import SQLiteAssembly
+from vigente.store.sqlite.documents import SQLiteRecords
+from vigente.store.sqlite.horizon import SQLiteHorizon
+from vigente.store.sqlite.integrity import SQLiteCheck
+from vigente.store.sqlite.migrations import INTERVAL_INDEXES, MIGRATIONS, OPEN_END
+from vigente.store.sqlite.recall import SQLiteRecall
+from vigente.store.sqlite.retrieval import SQLiteRetrieval
+from vigente.store.sqlite.runtime import SQLiteRuntime
 from vigente.time import Instant, Interval
 
-__all__ = ["SQLiteStore"]
-
-OPEN_END = 1 << 62  # larger than any instant Python's datetime can represent
+__all__ = ["CONNECTION_PRAGMAS", "INTERVAL_INDEXES", "SQLiteStore"]
 
 # Bits of date_flags: which instants were given as calendar dates.
 _VF, _VT, _KF, _KT = 1, 2, 4, 8
 
-MIGRATIONS: list[list[str]] = [
-    # 1: the kernel: subjects (lineage within a scope), the write journal, versions, precedence
-    [
-        """CREATE TABLE subjects (
-            subject_id INTEGER PRIMARY KEY,
-            lineage    TEXT NOT NULL,
-            scope_key  TEXT NOT NULL,
-            UNIQUE (lineage, scope_key)
-        )""",
-        """CREATE TABLE writes (
-            write_id   INTEGER PRIMARY KEY AUTOINCREMENT,
-            subject_id INTEGER NOT NULL REFERENCES subjects (subject_id),
-            op         TEXT NOT NULL CHECK (op IN ('record', 'retract')),
-            source     TEXT NOT NULL,
-            value      TEXT,
-            valid_from INTEGER NOT NULL,
-            valid_to   INTEGER NOT NULL,
-            known_at   INTEGER NOT NULL,
-            date_flags INTEGER NOT NULL
-        )""",
-        "CREATE INDEX writes_timeline ON writes (subject_id, source, known_at)",
-        """CREATE TABLE versions (
-            version_id TEXT PRIMARY KEY,
-            subject_id INTEGER NOT NULL REFERENCES subjects (subject_id),
-            source     TEXT NOT NULL,
-            value      TEXT NOT NULL,
-            valid_from INTEGER NOT NULL,
-            valid_to   INTEGER NOT NULL,
-            known_from INTEGER NOT NULL,
-            known_to   INTEGER NOT NULL,
-            date_flags INTEGER NOT NULL,
-            CHECK (valid_to > valid_from),
-            CHECK (known_to >= known_from)
-        )""",
-        "CREATE INDEX versions_valid_from ON versions (subject_id, valid_from)",
-        "CREATE INDEX versions_valid_to ON versions (subject_id, valid_to)",
-        "CREATE INDEX versions_open ON versions (subject_id, source, known_to)",
-        """CREATE TABLE precedence_rules (
-            rule_id    TEXT PRIMARY KEY,
-            lineage    TEXT NOT NULL,  -- '' = every lineage of the scope
-            scope_key  TEXT NOT NULL,
-            sources    TEXT NOT NULL,  -- JSON array, highest precedence first
-            known_from INTEGER NOT NULL,
-            known_to   INTEGER NOT NULL,
-            date_flags INTEGER NOT NULL
-        )""",
-        "CREATE INDEX precedence_subject ON precedence_rules (lineage, scope_key, known_from)",
-    ],
-]
-
-MIGRATIONS += RECORD_MIGRATIONS
-MIGRATIONS += RETRIEVAL_MIGRATIONS
-
-MIGRATIONS += [
-    # 4: one interval index that answers a lookup without visiting the table: a subject's rows
-    #    by valid_from, carrying both axes (filtered inside the index) and the rest of the row
-    #    (the rows found are read where they sit together, not from one table page each). Open
-    #    snapshots by validity, so that a write reads only the snapshots its period touches.
-    #    The two older interval indexes go: every index is paid for by every write.
-    [
-        "DROP INDEX IF EXISTS versions_valid_from",
-        "DROP INDEX IF EXISTS versions_valid_to",
-        "DROP INDEX IF EXISTS versions_open",
-        "DROP INDEX IF EXISTS versions_valid",
-        """CREATE INDEX versions_valid ON versions (subject_id, valid_from, valid_to, known_from,
-            known_to, version_id, source, value, date_flags)""",
-        f"""CREATE INDEX versions_open ON versions (subject_id, source, valid_to, valid_from)
-            WHERE known_to = {OPEN_END}""",
-    ],
-]
-
-MIGRATIONS += RUNTIME_MIGRATIONS  # the runtime graph (keep new migrations after this line)
-MIGRATIONS += FIELD_MIGRATIONS  # retrieval: titles and references of documents as fields
-MIGRATIONS += ASSEMBLY_MIGRATIONS  # recorded context assemblies (vigente.assemble)
-MIGRATIONS += HORIZON_MIGRATIONS  # the answered knowledge horizon and recorded backfills
-MIGRATIONS += RECALL_MIGRATIONS  # recall over the runtime graph (vigente.runtime.recall)
-MIGRATIONS += CONTENT_TOKEN_MIGRATIONS  # token counts of raw results, kept at import (issue 23)
-
 # Per connection: a larger page cache, and reads through a memory map (no system call per page).
 CONNECTION_PRAGMAS = ("PRAGMA cache_size = -65536", "PRAGMA mmap_size = 1073741824")
-
-# The interval index on both axes of every snapshot (the benchmark's "same SQL without the
-# interval indexes" drops it). versions_open serves writes and cannot answer a lookup.
-INTERVAL_INDEXES = ("versions_valid",)
 
 # Every query that returns versions returns these columns, the insertion order (rowid) first.
 _VERSION_COLUMNS = (
