@@ -1,53 +1,33 @@
 """The public Python API: :class:`Vigente`, a bitemporal evidence store over one :class:`Store`.
 
-Every surface (CLI, HTTP, MCP, inspector) calls these methods and holds no logic of its own.
+The facade composes the services (the :class:`Kernel` of facts, documents, derivations, review,
+retrieval, the runtime and assembly) and hands each what it uses, never itself. Every surface
+(CLI, HTTP, MCP, inspector) calls these methods and holds no logic of its own.
 """
 
 from __future__ import annotations
 
-import functools
-import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
-
-from pydantic import BaseModel, ConfigDict, ValidationError
+from typing import TYPE_CHECKING, Any
 
 from vigente import telemetry
-from vigente.errors import (
-    AnsweredHistoryError,
-    FutureKnowledgeError,
-    ImportFileError,
-    InvalidInput,
-    VigenteError,
-)
 from vigente.evidence.dates import check_language
 from vigente.evidence.derivations import Derivations
 from vigente.evidence.documents import Documents
 from vigente.evidence.wording import in_language
-from vigente.jsonl import json_objects, read_lines
-from vigente.kernel.decision import decide
 from vigente.kernel.evidence import Evidence
-from vigente.kernel.horizon import fix_answer, record_backfill
-from vigente.kernel.integrity import check_store
-from vigente.kernel.ledger import (
-    StatementRefused,
-    WriteResult,
-    apply_write,
-    apply_writes,
-    set_precedence,
-    statement,
-)
-from vigente.records.decisions import Decision, new_decision
+from vigente.kernel.ledger import WriteResult
+from vigente.kernel.service import ImportReport, Kernel, ScopeLike
+from vigente.records.decisions import Decision
 from vigente.records.ledger import Backfill, UnreadableInstant
-from vigente.records.values import JSONValue, Scope, canonical_json, check_name
+from vigente.records.values import JSONValue, Scope, check_name
 from vigente.records.versions import PrecedenceRule, Version
 from vigente.retrieval.search import ALL_SCOPES, ScopeArg
-from vigente.store import Store, Write, open_store
-from vigente.time import Instant, TimeLike, current_instant, parse_instant, to_instant
+from vigente.store import Store, open_store
+from vigente.time import Instant, TimeLike
 
 if TYPE_CHECKING:
     from vigente.assemble import Assembler
@@ -56,45 +36,12 @@ if TYPE_CHECKING:
     from vigente.retrieval.search import Mode
     from vigente.runtime import Runtime
 
-__all__ = ["ImportReport", "ScopeLike", "Vigente"]
-
-ScopeLike = Scope | Mapping[str, object] | None
-
-
-@dataclass(frozen=True, slots=True)
-class ImportReport:
-    """What an import did: statements read, statements that changed the store, versions."""
-
-    statements: int
-    applied: int
-    versions_appended: int
-    versions_closed: int
-
-
-class _ImportLine(BaseModel):
-    """One line of an import file (JSON Lines)."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    op: Literal["record", "retract"]
-    lineage: str
-    scope: dict[str, str | int] = {}
-    value: Any = None
-    source: str
-    valid_from: str
-    valid_to: str | None = None
-    known_at: str | None = None  # absent: learned now (dated by the store as it writes)
-
-
-@functools.lru_cache(maxsize=4096)
-def _parse_instant(text: str, default_zone: str | None) -> Instant:
-    """:func:`parse_instant`, remembered: imports and questions repeat the same few dates, and an
-    instant is immutable (a string that does not parse raises every time, and is not kept)."""
-    return parse_instant(text, default_zone=default_zone)
+__all__ = ["ImportReport", "Kernel", "ScopeLike", "Vigente"]
 
 
 class Vigente:
-    """A bitemporal evidence store.
+    """A bitemporal evidence store: the :class:`Kernel` of facts, and the document, derivation,
+    review, retrieval, runtime and assembly services composed over one :class:`Store`.
 
     ``known_at=None`` in :meth:`evidence` means "as known now"; ``now=None`` means this moment
     (UTC). Writes are atomic; a refused write leaves the store unchanged.
@@ -102,24 +49,31 @@ class Vigente:
 
     def __init__(self, store: Store, *, default_zone: str | None = None) -> None:
         self.store = store
-        self.default_zone = default_zone
+        #: The facts on two time axes, their answered horizon and the decision log: what the
+        #: services below are given (the Knowledge protocol), never this facade.
+        self.kernel = Kernel(store, default_zone=default_zone)
+
+    @property
+    def default_zone(self) -> str | None:
+        """The zone naive dates and timestamps are read in (None: they are refused)."""
+        return self.kernel.default_zone
 
     @cached_property
     def documents(self) -> Documents:
         """Document lineages: versions, relations, evidence of what is in force."""
-        return Documents(self)
+        return Documents(self.kernel)
 
     @cached_property
     def derivations(self) -> Derivations:
         """Derived copies (chunks, summaries, cached answers) and their invalidation."""
-        return Derivations(self)
+        return Derivations(self.kernel)
 
     @cached_property
     def retrieval(self) -> Retrieval:
         """Time-filtered hybrid search over document passages and fact values."""
         from vigente.retrieval import Retrieval
 
-        return Retrieval(self)
+        return Retrieval(self.kernel)
 
     def search(
         self,
@@ -167,26 +121,7 @@ class Vigente:
         """Bare documents waiting for a person to approve their extracted fields."""
         from vigente.evidence.review import ReviewQueue
 
-        return ReviewQueue(self, self.documents)
-
-    def record_decision(self, kind: str, subject: str, payload: dict[str, Any]) -> str:
-        """Store an admissibility decision (what an answer was allowed to see); its id."""
-        decision = new_decision(kind, subject, payload)
-        with self.store.transaction():
-            self.store.append_decision(decision)
-        return decision.decision_id
-
-    def decision(self, decision_id: str) -> Decision:
-        """A recorded admissibility decision: what an answer was allowed to see."""
-        found = self.store.decision(decision_id)
-        if found is None:
-            raise InvalidInput(
-                f"no recorded decision {decision_id!r}: list them with `vigente decisions`"
-            )
-        return found
-
-    def decisions(self, limit: int = 20) -> list[Decision]:
-        return self.store.decisions(limit)
+        return ReviewQueue(self.kernel, self.documents)
 
     @classmethod
     def open(cls, url: str | Path = ":memory:", *, default_zone: str | None = None) -> Vigente:
@@ -208,73 +143,39 @@ class Vigente:
         with self.store.transaction():
             yield
 
+    # -- the kernel's facts, answers and decisions (vigente.kernel.service) ------------------
     def instant(self, value: TimeLike) -> Instant:
         """A date or timestamp read with this store's default zone (naive ones are refused
-        without one)."""
-        if isinstance(value, str):
-            return _parse_instant(value, self.default_zone)
-        return to_instant(value, default_zone=self.default_zone)
-
-    # -- writes ----------------------------------------------------------------------------
-    def _write(
-        self,
-        op: str,
-        lineage: str,
-        value_json: str | None,
-        *,
-        valid_from: TimeLike,
-        valid_to: TimeLike | None,
-        known_at: TimeLike | None,
-        source: str,
-        scope: ScopeLike,
-        now: TimeLike | None = None,
-    ) -> Write:
-        stamped = known_at is None and now is None  # known now: the store dates it as it writes
-        write = statement(
-            op,
-            lineage,
-            value_json,
-            scope=Scope.of(scope),
-            source=source,
-            valid_from=self.instant(valid_from),
-            valid_to=None if valid_to is None else self.instant(valid_to),
-            known_at=(current_instant() if now is None else self.instant(now))
-            if known_at is None else self.instant(known_at),
-            stamped=stamped,
-        )
-        self.check_knowledge_date(write.known_at, now)
-        return write
+        without one) (:meth:`Kernel.instant`)."""
+        return self.kernel.instant(value)
 
     def check_knowledge_date(self, known_at: Instant, now: TimeLike | None) -> Instant:
-        """Refuse a knowledge date after ``now`` (default: this moment); return ``now``."""
-        current = current_instant() if now is None else self.instant(now)
-        if known_at > current and not known_at.same_moment(current):
-            raise FutureKnowledgeError(
-                f"known_at {known_at} is after now ({current}): nothing can be known from the "
-                "future; use a knowledge date on or before today (or pass --now for a replay)"
-            )
-        return current
+        """Refuse a knowledge date after ``now`` (default: this moment); return ``now``
+        (:meth:`Kernel.check_knowledge_date`)."""
+        return self.kernel.check_knowledge_date(known_at, now)
 
     def fix_answer(self, known_at: Instant, now: Instant, *, pinned: bool) -> None:
-        """Before an answer as known at ``known_at`` is read: fix the store's answered horizon
-        there, so that no later write can change that answer (:mod:`vigente.kernel.horizon`).
-        ``pinned``: ``now`` was given by the caller (a replay's clock), not read from the clock."""
-        fix_answer(self.store, known_at, now, pinned=pinned)
+        """Before an answer as known at ``known_at`` is read: fix the store's answered
+        horizon there, so that no later write can change that answer
+        (:mod:`vigente.kernel.horizon`) (:meth:`Kernel.fix_answer`)."""
+        self.kernel.fix_answer(known_at, now, pinned=pinned)
 
     def answered_horizon(self) -> Instant | None:
-        """The latest knowledge time this store has answered for: a write must be dated after
-        it (or be a recorded backfill)."""
-        return self.store.answered_horizon()
+        """The latest knowledge time this store has answered for: a write must be dated
+        after it (or be a recorded backfill) (:meth:`Kernel.answered_horizon`)."""
+        return self.kernel.answered_horizon()
 
     def check(self, *, repair: bool = False) -> list[UnreadableInstant]:
         """Stored instants outside the years 1–9999 in UTC, which no question can read back;
-        with ``repair``, each moved to the nearest instant of the range and the repair recorded
-        as a ``store_repair`` decision (:mod:`vigente.kernel.integrity`)."""
-        return check_store(self.store, repair=repair, now=current_instant())
+        with ``repair``, each moved to the nearest instant of the range and the repair
+        recorded as a ``store_repair`` decision (:mod:`vigente.kernel.integrity`)
+        (:meth:`Kernel.check`)."""
+        return self.kernel.check(repair=repair)
 
     def backfills(self) -> list[Backfill]:
-        """Every recorded backfill (writes allowed behind the answered horizon), oldest first."""
-        return self.store.backfills()
+        """Every recorded backfill (writes allowed behind the answered horizon), oldest
+        first (:meth:`Kernel.backfills`)."""
+        return self.kernel.backfills()
 
     def record(
         self,
@@ -288,22 +189,10 @@ class Vigente:
         scope: ScopeLike = None,
         now: TimeLike | None = None,
     ) -> WriteResult:
-        """State that ``lineage`` is ``value`` over ``[valid_from, valid_to)``, as learned on
-        ``known_at`` from ``source``. Snapshots it changes are closed, never overwritten.
-        ``known_at=None``: learned now, dated by the store as it writes (after every answer
-        already given, so it is never refused for the answered horizon); with ``now``, that."""
-        write = self._write(
-            "record",
-            lineage,
-            canonical_json(value),
-            valid_from=valid_from,
-            valid_to=valid_to,
-            known_at=known_at,
-            source=source,
-            scope=scope,
-            now=now,
-        )
-        return apply_write(self.store, write)
+        """State that ``lineage`` is ``value`` over ``[valid_from, valid_to)``, as learned
+        on ``known_at`` from ``source`` (:meth:`Kernel.record`)."""
+        return self.kernel.record(lineage, value, valid_from=valid_from, valid_to=valid_to,
+                                  known_at=known_at, source=source, scope=scope, now=now)
 
     def retract(
         self,
@@ -317,19 +206,9 @@ class Vigente:
         now: TimeLike | None = None,
     ) -> WriteResult:
         """State that ``source`` no longer asserts any value over ``[valid_from, valid_to)``
-        (``known_at=None``: learned now, as in :meth:`record`)."""
-        write = self._write(
-            "retract",
-            lineage,
-            None,
-            valid_from=valid_from,
-            valid_to=valid_to,
-            known_at=known_at,
-            source=source,
-            scope=scope,
-            now=now,
-        )
-        return apply_write(self.store, write)
+        (``known_at=None``: learned now, as in :meth:`record`) (:meth:`Kernel.retract`)."""
+        return self.kernel.retract(lineage, valid_from=valid_from, valid_to=valid_to,
+                                   known_at=known_at, source=source, scope=scope, now=now)
 
     def set_precedence(
         self,
@@ -340,23 +219,61 @@ class Vigente:
         lineage: str | None = None,
         now: TimeLike | None = None,
     ) -> PrecedenceRule:
-        """Make conflicts in ``scope`` (optionally one lineage) resolvable: earlier sources in
-        ``sources`` prevail. Applies to answers as known from ``known_at`` on."""
-        names = tuple(check_name("source", s) for s in sources)
-        if not names:
-            raise InvalidInput("a precedence rule needs at least one source, highest first")
-        if len(set(names)) != len(names):
-            raise InvalidInput("a precedence rule lists a source twice: list each source once")
-        k = self.instant(known_at)
-        self.check_knowledge_date(k, now)
-        return set_precedence(
-            self.store,
-            names,
-            scope=Scope.of(scope),
-            lineage=None if lineage is None else check_name("lineage", lineage),
-            known_at=k,
-            rule_id=uuid.uuid4().hex[:16],
-        )
+        """Make conflicts in ``scope`` (optionally one lineage) resolvable: earlier sources
+        in ``sources`` prevail (:meth:`Kernel.set_precedence`)."""
+        return self.kernel.set_precedence(sources, known_at=known_at, scope=scope, lineage=lineage,
+                                          now=now)
+
+    def candidates_at(
+        self, lineage: str, scope: Scope, t: Instant, k: Instant, now: Instant,
+        *, held: bool = False,
+    ) -> tuple[list[Version], list[Version] | None]:
+        """The store's candidate rows at ``(t, k)`` and, for a question asked as known now
+        about an earlier ``t``, those at ``(t, t)``: the values held then tell
+        "retrospective" (a late-learned change) from "historical"
+        (:meth:`Kernel.candidates_at`)."""
+        return self.kernel.candidates_at(lineage, scope, t, k, now, held=held)
+
+    def history(self, lineage: str, *, scope: ScopeLike = None) -> list[Version]:
+        """Every snapshot of a lineage on both axes (all scopes when ``scope`` is None)
+        (:meth:`Kernel.history`)."""
+        return self.kernel.history(lineage, scope=scope)
+
+    def lineages(self) -> list[tuple[str, Scope]]:
+        """See :meth:`Kernel.lineages`."""
+        return self.kernel.lineages()
+
+    def import_jsonl(
+        self, path: str | Path, *, now: TimeLike | None = None, backfill: str | None = None
+    ) -> ImportReport:
+        """Import a JSON Lines file of ``record``/``retract`` statements atomically
+        (:meth:`Kernel.import_jsonl`)."""
+        return self.kernel.import_jsonl(path, now=now, backfill=backfill)
+
+    def import_lines(
+        self,
+        lines: Iterable[bytes | str],
+        *,
+        now: TimeLike | None = None,
+        backfill: str | None = None,
+    ) -> ImportReport:
+        """Import ``record``/``retract`` statements, one JSON object a line, atomically
+        (:meth:`Kernel.import_lines`)."""
+        return self.kernel.import_lines(lines, now=now, backfill=backfill)
+
+    def record_decision(self, kind: str, subject: str, payload: dict[str, Any]) -> str:
+        """Store an admissibility decision (what an answer was allowed to see); its id
+        (:meth:`Kernel.record_decision`)."""
+        return self.kernel.record_decision(kind, subject, payload)
+
+    def decision(self, decision_id: str) -> Decision:
+        """A recorded admissibility decision: what an answer was allowed to see
+        (:meth:`Kernel.decision`)."""
+        return self.kernel.decision(decision_id)
+
+    def decisions(self, limit: int = 20) -> list[Decision]:
+        """See :meth:`Kernel.decisions`."""
+        return self.kernel.decisions(limit)
 
     # -- reads -----------------------------------------------------------------------------
     @telemetry.traced("vigente.evidence")
@@ -382,129 +299,7 @@ class Vigente:
         """
         check_name("lineage", lineage)
         check_language(language)  # before anything is read or recorded
-        the_scope = Scope.of(scope)
-        t = self.instant(valid_at)
-        current = current_instant() if now is None else self.instant(now)
-        k = current if known_at is None else self.instant(known_at)
-        self.check_knowledge_date(k, current)
-        self.fix_answer(k, current, pinned=now is not None)
-        candidates, earlier = self.candidates_at(lineage, the_scope, t, k, current, held=True)
-
-        def rules() -> list[PrecedenceRule]:
-            return self.store.precedence_rules_for(lineage, the_scope)
-
-        evidence = decide(lineage, the_scope, t, k, current, candidates, rules, earlier)
-        if record:
-            decision_id = self.record_decision("evidence", lineage, evidence.as_dict())
-            evidence = replace(evidence, decision_id=decision_id)
+        evidence = self.kernel.evidence(lineage, valid_at=valid_at, known_at=known_at,
+                                        scope=scope, now=now, record=record)
         telemetry.answered(evidence, "fact")
         return in_language(evidence, language)
-
-    def candidates_at(
-        self, lineage: str, scope: Scope, t: Instant, k: Instant, now: Instant,
-        *, held: bool = False,
-    ) -> tuple[list[Version], list[Version] | None]:
-        """The store's candidate rows at ``(t, k)`` and, for a question asked as known now
-        about an earlier ``t``, those at ``(t, t)``: the values held then tell "retrospective"
-        (a late-learned change) from "historical". With ``held``, the second list is only the
-        rows admissible at ``(t, t)`` (all a kernel answer uses), read with the first."""
-        if t < k and not t.same_moment(k) and k.same_moment(now):
-            if held:
-                return self.store.candidates_and_held(lineage, scope, t, k, t)
-            return self.store.candidates(lineage, scope, t, k), self.store.candidates(
-                lineage, scope, t, t
-            )
-        return self.store.candidates(lineage, scope, t, k), None
-
-    def history(self, lineage: str, *, scope: ScopeLike = None) -> list[Version]:
-        """Every snapshot of a lineage on both axes (all scopes when ``scope`` is None)."""
-        check_name("lineage", lineage)
-        return self.store.history(lineage, None if scope is None else Scope.of(scope))
-
-    def lineages(self) -> list[tuple[str, Scope]]:
-        return self.store.lineages()
-
-    # -- import ----------------------------------------------------------------------------
-    def import_jsonl(
-        self, path: str | Path, *, now: TimeLike | None = None, backfill: str | None = None
-    ) -> ImportReport:
-        """Import a JSON Lines file of ``record``/``retract`` statements atomically.
-
-        Every line is validated first; a bad line raises :class:`ImportFileError` with its line
-        number and nothing is written. ``backfill`` (why) lets the statements be dated behind
-        the answered horizon, and records the import as a :class:`Backfill`.
-        """
-        return self.import_lines(read_lines(path), now=now, backfill=backfill)
-
-    def import_lines(
-        self,
-        lines: Iterable[bytes | str],
-        *,
-        now: TimeLike | None = None,
-        backfill: str | None = None,
-    ) -> ImportReport:
-        if backfill is not None and not backfill.strip():
-            raise InvalidInput("a backfill needs a reason: say why history is being filled in")
-        writes = [
-            (number, self._parse_line(number, obj, now)) for number, obj in json_objects(lines)
-        ]
-        # One transaction; apply_writes takes every timeline lock up front, in one order (two
-        # imports touching the same timelines wait for each other instead of deadlocking), and
-        # reads and writes the statements in rounds.
-        counts = [0, 0, 0]  # statements that changed the store, snapshots appended, closed
-
-        def tally(results: list[WriteResult]) -> None:
-            for result in results:
-                counts[0] += result.changed
-                counts[1] += len(result.appended)
-                counts[2] += len(result.closed)
-
-        statements = [write for _, write in writes]
-        try:
-            with self.store.transaction():
-                apply_writes(self.store, statements, each_round=tally,
-                             backfill=backfill is not None)
-                if backfill is not None and statements:
-                    record_backfill(self.store, "import", backfill.strip(), len(statements),
-                                    min(w.known_at for w in statements),
-                                    max(w.known_at for w in statements))
-        except StatementRefused as refused:
-            number = writes[refused.index][0]
-            if isinstance(refused.error, AnsweredHistoryError):  # a 409, not bad input
-                raise AnsweredHistoryError(f"line {number}: {refused.error}",
-                                           refused.error.horizon) from None
-            raise ImportFileError(number, str(refused.error)) from None
-        return ImportReport(len(writes), *counts)
-
-    def _parse_line(self, number: int, obj: dict[str, Any], now: TimeLike | None) -> Write:
-        if obj.get("op") not in ("record", "retract"):
-            raise ImportFileError(
-                number, f'unknown op {obj.get("op")!r}: use "record" or "retract"'
-            )
-        try:
-            line = _ImportLine.model_validate(obj)
-        except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in err['loc']) or 'line'}: {err['msg']}"
-                for err in exc.errors()
-            )
-            raise ImportFileError(number, problems) from None
-        if line.op == "record" and "value" not in obj:
-            raise ImportFileError(number, 'a record needs a "value"')
-        if line.op == "retract" and "value" in obj:
-            raise ImportFileError(number, 'a retract takes no "value"')
-        try:
-            value_json = canonical_json(line.value) if line.op == "record" else None
-            return self._write(
-                line.op,
-                line.lineage,
-                value_json,
-                valid_from=line.valid_from,
-                valid_to=line.valid_to,
-                known_at=line.known_at,
-                source=line.source,
-                scope=line.scope,
-                now=now,
-            )
-        except VigenteError as exc:
-            raise ImportFileError(number, str(exc)) from None

@@ -1,46 +1,53 @@
-"""The evidence queries shared by the HTTP API and the MCP tools: :func:`ask` (a fact's or a
-document lineage's evidence) and :func:`verify_answer` (a draft answer against evidence)."""
+"""The evidence queries every surface shares: :func:`evidence_for` (a fact's or a document
+lineage's evidence; the CLI renders it), :func:`ask` (the same as a dict, for the HTTP API and
+the MCP tools) and :func:`verify_answer` (a draft answer against evidence)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from vigente.api import Vigente
+from vigente.api import ScopeLike, Vigente
 from vigente.application import models as m
 from vigente.errors import InvalidInput
+from vigente.evidence.in_force import DocumentEvidence
+from vigente.kernel.evidence import Evidence
 
-__all__ = ["ask", "verify_answer"]
+__all__ = ["ValidDateRequired", "ask", "evidence_for", "verify_answer"]
+
+
+class ValidDateRequired(InvalidInput):
+    """A fact's question without the date it is about (a document lineage defaults to today);
+    each surface says so in its own words. Over HTTP it is plain ``invalid_input``."""
+
+    code = "invalid_input"
+
+
+def evidence_for(vg: Vigente, lineage: str, *, valid_at: str | None, known_at: str | None,
+                 scope: ScopeLike, now: str | None, language: str,
+                 record: bool) -> DocumentEvidence | Evidence:
+    """The evidence for a question, as every surface routes it: a document lineage's versions
+    in force, or a fact's values, the statement worded in ``language`` either way."""
+    if vg.documents.is_document_lineage(lineage):
+        return vg.documents.evidence(lineage, valid_at=valid_at, known_at=known_at, scope=scope,
+                                     now=now, language=language, record=record)
+    if valid_at is None:
+        raise ValidDateRequired(
+            f"valid_at is required for the fact lineage {lineage!r}: give the date the "
+            "question is about (document lineages default to today)"
+        )
+    return vg.evidence(lineage, valid_at=valid_at, known_at=known_at, scope=scope, now=now,
+                       record=record, language=language)
 
 
 def ask(vg: Vigente, body: m.AskRequest) -> dict[str, Any]:
-    """The evidence for a question: a document lineage's versions in force, or a fact's
-    values, its statement worded in ``body.language`` either way (shared by ``/v1/ask``,
-    ``/v1/verify`` and the MCP tools)."""
-    if vg.documents.is_document_lineage(body.lineage):
-        return vg.documents.evidence(
-            body.lineage,
-            valid_at=body.valid_at,
-            known_at=body.known_at,
-            scope=body.scope,
-            now=body.now,
-            language=body.language,
-            record=body.record,
-        ).as_dict()
-    if body.valid_at is None:
-        raise InvalidInput(
-            f"valid_at is required for the fact lineage {body.lineage!r}: give the date the "
-            "question is about (document lineages default to today)"
-        )
-    evidence = vg.evidence(
-        body.lineage,
-        valid_at=body.valid_at,
-        known_at=body.known_at,
-        scope=body.scope,
-        now=body.now,
-        record=body.record,
-        language=body.language,
-    )
-    return {"kind": "fact", **evidence.as_dict()}
+    """The evidence for a question as a dict (shared by ``/v1/ask``, ``/v1/verify`` and the MCP
+    tools): a fact's carries ``"kind": "fact"``."""
+    evidence = evidence_for(vg, body.lineage, valid_at=body.valid_at, known_at=body.known_at,
+                            scope=body.scope, now=body.now, language=body.language,
+                            record=body.record)
+    if isinstance(evidence, Evidence):
+        return {"kind": "fact", **evidence.as_dict()}
+    return evidence.as_dict()
 
 
 def verify_answer(vg: Vigente, body: m.VerifyRequest) -> dict[str, Any]:

@@ -12,6 +12,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from vigente.application.evidence import ValidDateRequired, evidence_for
 from vigente.cli._app import (
     Counted,
     cli,
@@ -24,6 +25,7 @@ from vigente.cli._app import (
     progress,
     scope_option,
 )
+from vigente.evidence.in_force import DocumentEvidence
 from vigente.jsonl import read_lines
 from vigente.kernel.evidence import Evidence
 from vigente.kernel.ledger import WriteResult
@@ -170,26 +172,18 @@ def ask(
 ) -> None:
     """What was LINEAGE on --at, as known on --known-at? (For a document lineage: which
     version was in force.)"""
-    vg = open_store(ctx)
-    if vg.documents.is_document_lineage(lineage):
-        from vigente.cli._documents import print_document_evidence
-
-        doc = vg.documents.evidence(lineage, valid_at=valid_at, known_at=known_at,
-                                    scope=parse_scope(scope), now=now, language=lang,
-                                    record=record)
-        if as_json:
-            emit_json(doc.as_dict())
-        else:
-            print_document_evidence(doc)
-        return
-    if valid_at is None:
-        raise click.UsageError("--at is required: give the date the question is about")
-    evidence = vg.evidence(
-        lineage, valid_at=valid_at, known_at=known_at, scope=parse_scope(scope), now=now,
-        record=record, language=lang,
-    )
+    try:
+        evidence = evidence_for(open_store(ctx), lineage, valid_at=valid_at, known_at=known_at,
+                                scope=parse_scope(scope), now=now, language=lang, record=record)
+    except ValidDateRequired:
+        raise click.UsageError("--at is required: give the date the question is about") from None
     if as_json:
         emit_json(evidence.as_dict())
+        return
+    if isinstance(evidence, DocumentEvidence):
+        from vigente.cli._documents import print_document_evidence
+
+        print_document_evidence(evidence)
         return
     _print_evidence(console(), evidence)
     if evidence.decision_id:

@@ -101,6 +101,11 @@ def error_response(
 
 
 def _code_of(exc: Exception) -> str:
+    """The error's ``code``: its class's own when it names one, else its class name in
+    snake case."""
+    code = getattr(type(exc), "code", None)
+    if isinstance(code, str):
+        return code
     name = type(exc).__name__
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 

@@ -2,9 +2,9 @@
 
 The document, derivation, review and retrieval services and the corpus importer read dates in
 the store's zone, check and fix knowledge dates, read a lineage's candidate versions and record
-their decisions. They take an object with these few methods, not the :class:`~vigente.Vigente`
-facade (which is one, and hands itself over), so no service imports the facade and the facade
-only composes them (docs/architecture.md).
+their decisions. They take an object with these few methods, the
+:class:`~vigente.kernel.service.Kernel`, never the :class:`~vigente.Vigente` facade, so no
+service imports the facade and the facade only composes them (docs/architecture.md).
 """
 
 from __future__ import annotations
