@@ -65,6 +65,21 @@ def run_demo(store: Vigente, console: Console) -> bool:
         f"[bold]vigente demo[/] — the seed article's upload limit, database {store.store.url}"
     )
     console.print(f"'today' is {NOW}, the article's date.\n")
+    _record_seed_events(store, console)
+    _print_history(store, console)
+    all_ok = _check_seed_table(store, console)
+    _print_statements(store, console)
+    all_ok &= _check_conflict(store, console)
+    all_ok &= _check_boundary(store, console)
+    console.print(
+        f"\n{'[green]all checks match the seed[/]' if all_ok else '[red]MISMATCH with the seed[/]'}"
+        f"\nTry: vigente --db {store.store.url} ask {LINEAGE} --at 2026-09-02 --now {NOW}"
+    )
+    return all_ok
+
+
+def _record_seed_events(store: Vigente, console: Console) -> None:
+    """The seed's three writes, each with what it closed and appended."""
     console.print(
         "[bold]Three ingest events[/] (each closes what it changes, nothing is overwritten)"
     )
@@ -76,6 +91,10 @@ def run_demo(store: Vigente, console: Console) -> bool:
             f"  {known_at}: learned {value} MB valid from {valid_from} → "
             f"{len(result.closed)} snapshot(s) closed, {len(result.appended)} appended"
         )
+
+
+def _print_history(store: Vigente, console: Console) -> None:
+    """Every snapshot the writes left, on both axes."""
     history = Table(title="the store: every snapshot on both axes", title_justify="left")
     for name in ("version", "MB", "valid_from", "valid_to", "known_from", "known_to"):
         history.add_column(name)
@@ -90,6 +109,9 @@ def run_demo(store: Vigente, console: Console) -> bool:
         )
     console.print(history)
 
+
+def _check_seed_table(store: Vigente, console: Console) -> bool:
+    """The seed's six questions, computed beside the seed's answers; True when all match."""
     all_ok = True
     table = Table(title="the seed's table, computed", title_justify="left")
     for name in ("valid date t", "knowledge k", "MB", "status", "interpretation", "seed"):
@@ -106,12 +128,21 @@ def run_demo(store: Vigente, console: Console) -> bool:
             row.valid_at, row.known_at, shown, e.status.value, e.interpretation.value, _mark(ok)
         )
     console.print(table)
+    return all_ok
+
+
+def _print_statements(store: Vigente, console: Console) -> None:
+    """The statements a model receives for today and for the announced future."""
     current = store.evidence(LINEAGE, valid_at=NOW, now=NOW)
     future = store.evidence(LINEAGE, valid_at="2026-10-02", known_at=NOW, now=NOW)
     console.print("What a model receives (statements keep their qualifiers):")
     console.print(f"  • {current.statement}", markup=False)
     console.print(f"  • {future.statement}", markup=False)
 
+
+def _check_conflict(store: Vigente, console: Console) -> bool:
+    """A second source for September: both values come back as a conflict, and what was known
+    before it arrived is unchanged; True when both hold."""
     console.print("\n[bold]Conflict[/]: a second source says 90 MB for September")
     store.record(
         LINEAGE,
@@ -125,7 +156,7 @@ def run_demo(store: Vigente, console: Console) -> bool:
     conflict = store.evidence(LINEAGE, valid_at=NOW, now=NOW)
     ok = conflict.status.value == "conflict" and set(conflict.values) == {80, 90}
     ok &= 85 not in conflict.values
-    all_ok &= ok
+    all_ok = ok
     console.print(
         f"  {_mark(ok)} status {conflict.status.value}, values "
         f"{', '.join(format_value(v) for v in conflict.values)} (no average 85, no latest-wins)"
@@ -135,7 +166,12 @@ def run_demo(store: Vigente, console: Console) -> bool:
     ok = list(before.values) == [50]
     all_ok &= ok
     console.print(f"  {_mark(ok)} the past is unchanged: as known on 2026-09-02 it was still 50")
+    return all_ok
 
+
+def _check_boundary(store: Vigente, console: Console) -> bool:
+    """The day before and the day of the change (half-open intervals); True when both hold."""
+    all_ok = True
     console.print("\n[bold]Boundary[/] (half-open intervals), as known on 2026-09-03")
     for day, expected in (("2026-08-31", 50), ("2026-09-01", 80)):
         e = store.evidence(LINEAGE, valid_at=day, known_at="2026-09-03", now=NOW)
@@ -143,9 +179,4 @@ def run_demo(store: Vigente, console: Console) -> bool:
         all_ok &= ok
         shown = ", ".join(format_value(v) for v in e.values) or "—"
         console.print(f"  {_mark(ok)} {day} → {shown}")
-
-    console.print(
-        f"\n{'[green]all checks match the seed[/]' if all_ok else '[red]MISMATCH with the seed[/]'}"
-        f"\nTry: vigente --db {store.store.url} ask {LINEAGE} --at 2026-09-02 --now {NOW}"
-    )
     return all_ok

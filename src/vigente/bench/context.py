@@ -365,6 +365,15 @@ def with_call_ids(policy: Policy | None, call_ids: str) -> Policy:
     return policy_from_document(doc, f"{doc['id']}")
 
 
+#: How a request's wire ids map back to call keys.
+KeyOf = Callable[[str], set[str | None]]
+#: Per method, one request's tokens and its cost by provider.
+Bills = dict[str, tuple[int, dict[str, float]]]
+#: Per method, a rewritten request: where it first differs from the previous one, and the
+#: previous request's tokens from there on.
+Rewrites = dict[str, tuple[int, int]]
+
+
 @dataclass
 class _Tally:
     """One group of sessions (all, or one trial), one id mode: every measure by method."""
@@ -382,6 +391,45 @@ class _Tally:
     #: per method, each request that is not the previous one and more: (the token index of the
     #: first difference, the previous request's tokens from there on: sent again, not read)
     rewrites: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+
+    def add_call(self, bills: Bills, rewrites: Rewrites) -> None:
+        """One model call: each method's request size, cost by provider and rewrite, if any."""
+        self.calls += 1
+        for name, rewrite in rewrites.items():
+            self.rewrites.setdefault(name, []).append(rewrite)
+        for name, (n, cost) in bills.items():
+            self.tokens.setdefault(name, []).append(n)
+            for provider, c in cost.items():
+                k = f"{provider}:{name}"
+                self.cost[k] = self.cost.get(k, 0.0) + c
+
+    def add_facts(
+        self,
+        need: FactSplit,
+        requests: dict[str, list[dict[str, Any]]],
+        mine_of: KeyOf,
+        theirs_of: KeyOf,
+        count: Callable[[list[dict[str, Any]]], int],
+    ) -> None:
+        """An action point: its free facts, and the counted ones each method's request holds
+        (tied to where they were seen, and anywhere) with its history tokens there."""
+        self.in_system += len(need.in_system)
+        self.short += len(need.short)
+        if not need.counted:
+            return
+        self.points += 1
+        self.facts += len(need.counted)
+        for name, request in requests.items():
+            owners = mine_of if name == "vigente" else theirs_of
+            self.held[name] = self.held.get(name, 0) + sum(
+                holds(request, f, owners, tied=True) for f in need.counted
+            )
+            self.held_anywhere[name] = self.held_anywhere.get(name, 0) + sum(
+                holds(request, f, owners, tied=False) for f in need.counted
+            )
+            self.history.setdefault(name, []).append(
+                count([x for x in request if x.get("role") != "system"])
+            )
 
     def figures(self, prefix: str) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -417,9 +465,6 @@ class _Tally:
         return out
 
 
-KeyOf = Callable[[str], set[str | None]]
-
-
 def _serialized(
     mode: str, before: list[dict[str, Any]], keys: list[list[str]], short_map: dict[str, str]
 ) -> tuple[list[dict[str, Any]], KeyOf, KeyOf]:
@@ -447,6 +492,145 @@ def _serialized(
     return before, vigente_keys, recorded_keys
 
 
+class _Tokens:
+    """The o200k tokenizer every method is counted with; each text is encoded once a run."""
+
+    def __init__(self) -> None:
+        self._tok = tiktoken_tokenizer("o200k_base")
+        self._memo: dict[str, list[int]] = {}
+
+    def encode(self, text: str) -> list[int]:
+        found = self._memo.get(text)
+        if found is None:
+            found = self._memo[text] = self._tok.encode(text)
+        return found
+
+    def count(self, messages: list[dict[str, Any]]) -> int:
+        return count_message_tokens(self._tok, messages)
+
+
+class _Billing:
+    """One session's bills: each method's prompt cache under every provider's rules (by id
+    mode), and its previous request's tokens, against which a rewrite is measured."""
+
+    def __init__(self) -> None:
+        self._caches = {
+            (mode, name, rules.name): new_cache(rules)
+            for mode in ID_MODES
+            for name in METHODS
+            for rules in PROVIDERS
+        }
+        self._sent_before: dict[tuple[str, str], list[int]] = {}  # the previous request's tokens
+
+    def bill(
+        self,
+        mode: str,
+        requests: dict[str, list[dict[str, Any]]],
+        encode: Callable[[str], list[int]],
+    ) -> tuple[Bills, Rewrites]:
+        """Each method's request billed under ``mode``, and the requests that rewrote the
+        previous one (not it and more)."""
+        bills: Bills = {}
+        rewrites: Rewrites = {}
+        for name, request in requests.items():
+            blocks = [message_token_ids(encode, x) for x in request]
+            flat = [t for b in blocks for t in b]
+            last = self._sent_before.get((mode, name))
+            if last is not None and (at := common_prefix(last, flat)) < len(last):
+                rewrites[name] = (at, len(last) - at)
+            self._sent_before[(mode, name)] = flat
+            stable = next((k for k, x in enumerate(request) if x.get("role") != "system"), 0)
+            bills[name] = (
+                sum(len(b) for b in blocks),
+                {
+                    r.name: self._caches[(mode, name, r.name)].bill(blocks, stable)
+                    for r in PROVIDERS
+                },
+            )
+        return bills, rewrites
+
+
+class _TauRun:
+    """The tau-bench comparison of one policy: what every session shares (the tokenizer, the
+    baselines, the policy under both call-id settings) and the tallies by group and id mode."""
+
+    def __init__(self, policy: Policy | None, groups: list[str]) -> None:
+        self.tokens = _Tokens()
+        self.base = _Baselines(self.tokens.count)
+        self.policies = {
+            "short": with_call_ids(policy, "short"),
+            "original": with_call_ids(policy, "original"),
+        }
+        self.groups = groups
+        self.tallies = {(g, mode): _Tally() for g in groups for mode in ID_MODES}
+
+    def add_session(self, session: dict[str, Any]) -> None:
+        """Every model call of ``session`` (each assistant message but a first), in order."""
+        traj = [_clean(m) for m in session["traj"]]
+        keys = call_keys(traj)
+        actions = list(session["info"]["task"].get("actions") or [])
+        wanted = action_points(traj, actions)
+        mine = ("all", f"trial{session.get('trial')}")
+        billing = _Billing()
+        for i, m in enumerate(traj):
+            if m.get("role") != "assistant" or i == 0:
+                continue
+            self._add_call(traj[:i], keys, wanted.get(i), mine, billing)
+
+    def _add_call(
+        self,
+        before: list[dict[str, Any]],
+        keys: list[list[str]],
+        actions: list[dict[str, Any]] | None,
+        mine: tuple[str, str],
+        billing: _Billing,
+    ) -> None:
+        """The model call after ``before``: vigente's assemblies and each baseline's request,
+        under every id mode, billed and (at an action point) judged on the action's facts."""
+        assembled = self._assembled(before)
+        short_map: dict[str, str] = dict(assembled["short"].record.get("call_ids") or {})
+        need = None if actions is None else split_facts(before, keys, actions)
+        for mode in ID_MODES:
+            a = assembled["original" if mode == "original" else "short"]
+            sent, mine_of, theirs_of = _serialized(mode, before, keys, short_map)
+            requests: dict[str, list[dict[str, Any]]] = {
+                "replay": sent,
+                "masking": self.base.mask(sent),
+                "trim": self.base.trim(sent, self.tokens.count(a.messages)),
+                "vigente": a.messages,
+            }
+            bills, rewrites = billing.bill(mode, requests, self.tokens.encode)
+            for group in mine:
+                tally = self.tallies[(group, mode)]
+                tally.add_call(bills, rewrites)
+                if need is not None:
+                    tally.add_facts(need, requests, mine_of, theirs_of, self.tokens.count)
+
+    def _assembled(self, before: list[dict[str, Any]]) -> dict[str, Any]:
+        """``before`` imported into a fresh store and assembled under each call-id policy."""
+        assembled: dict[str, Any] = {}
+        with Vigente.open(":memory:") as vg:
+            vg.runtime.import_events(event_lines(transcript_events(before, "tau", "bench")))
+            for ids, pol in self.policies.items():
+                assembled[ids] = vg.assembly.assemble(
+                    "tau", "main", "assistant", policy=pol, persist=False
+                )
+        return assembled
+
+    def figures(self, sessions: int) -> dict[str, Any]:
+        """The figures of every tally, for all the sessions and by trial."""
+        found = sorted({int(g[5:]) for g in self.groups if g != "all"})
+        figures: dict[str, Any] = {
+            "tau_sessions": sessions,
+            "tau_trials": found,
+            "tau_fitted": all(t in FITTED_TRIALS for t in found),
+        }
+        for (group, mode), tally in self.tallies.items():
+            prefix = f"tau_{mode}_" if group == "all" else f"tau_{group}_{mode}_"
+            figures |= tally.figures(prefix)
+        return figures
+
+
 def run_tau(
     path: Path,
     limit: int | None,
@@ -460,120 +644,12 @@ def run_tau(
     if trials is not None:
         sessions = [s for s in sessions if s.get("trial") in trials]
     sessions = sessions[:limit] if limit else sessions
-    tok = tiktoken_tokenizer("o200k_base")
-    memo: dict[str, list[int]] = {}
-
-    def encode(text: str) -> list[int]:
-        found = memo.get(text)
-        if found is None:
-            found = memo[text] = tok.encode(text)
-        return found
-
-    def count(messages: list[dict[str, Any]]) -> int:
-        return count_message_tokens(tok, messages)
-
-    base = _Baselines(count)
-    policies = {
-        "short": with_call_ids(policy, "short"),
-        "original": with_call_ids(policy, "original"),
-    }
-    groups = ["all", *sorted({f"trial{s.get('trial')}" for s in sessions})]
-    tallies = {(g, mode): _Tally() for g in groups for mode in ID_MODES}
+    run = _TauRun(policy, ["all", *sorted({f"trial{s.get('trial')}" for s in sessions})])
     for s, session in enumerate(sessions):
-        traj = [_clean(m) for m in session["traj"]]
-        keys = call_keys(traj)
-        actions = list(session["info"]["task"].get("actions") or [])
-        wanted = action_points(traj, actions)
-        mine = ("all", f"trial{session.get('trial')}")
-        caches = {
-            (mode, name, rules.name): new_cache(rules)
-            for mode in ID_MODES
-            for name in METHODS
-            for rules in PROVIDERS
-        }
-        sent_before: dict[tuple[str, str], list[int]] = {}  # the previous request's tokens
-        for i, m in enumerate(traj):
-            if m.get("role") != "assistant" or i == 0:
-                continue
-            before = traj[:i]
-            assembled: dict[str, Any] = {}
-            with Vigente.open(":memory:") as vg:
-                vg.runtime.import_events(event_lines(transcript_events(before, "tau", "bench")))
-                for ids, pol in policies.items():
-                    assembled[ids] = vg.assembly.assemble(
-                        "tau", "main", "assistant", policy=pol, persist=False
-                    )
-            short_map: dict[str, str] = dict(assembled["short"].record.get("call_ids") or {})
-            need = split_facts(before, keys, wanted[i]) if i in wanted else None
-            for mode in ID_MODES:
-                a = assembled["original" if mode == "original" else "short"]
-                sent, mine_of, theirs_of = _serialized(mode, before, keys, short_map)
-                requests: dict[str, list[dict[str, Any]]] = {
-                    "replay": sent,
-                    "masking": base.mask(sent),
-                    "trim": base.trim(sent, count(a.messages)),
-                    "vigente": a.messages,
-                }
-                bills: dict[str, tuple[int, dict[str, float]]] = {}
-                rewrites: dict[str, tuple[int, int]] = {}
-                for name, request in requests.items():
-                    blocks = [message_token_ids(encode, x) for x in request]
-                    flat = [t for b in blocks for t in b]
-                    last = sent_before.get((mode, name))
-                    if last is not None and (at := common_prefix(last, flat)) < len(last):
-                        rewrites[name] = (at, len(last) - at)
-                    sent_before[(mode, name)] = flat
-                    stable = next(
-                        (k for k, x in enumerate(request) if x.get("role") != "system"), 0
-                    )
-                    bills[name] = (
-                        sum(len(b) for b in blocks),
-                        {
-                            r.name: caches[(mode, name, r.name)].bill(blocks, stable)
-                            for r in PROVIDERS
-                        },
-                    )
-                for group in mine:
-                    tally = tallies[(group, mode)]
-                    tally.calls += 1
-                    for name, rewrite in rewrites.items():
-                        tally.rewrites.setdefault(name, []).append(rewrite)
-                    for name, (n, cost) in bills.items():
-                        tally.tokens.setdefault(name, []).append(n)
-                        for provider, c in cost.items():
-                            k = f"{provider}:{name}"
-                            tally.cost[k] = tally.cost.get(k, 0.0) + c
-                    if need is None:
-                        continue
-                    tally.in_system += len(need.in_system)
-                    tally.short += len(need.short)
-                    if not need.counted:
-                        continue
-                    tally.points += 1
-                    tally.facts += len(need.counted)
-                    for name, request in requests.items():
-                        owners = mine_of if name == "vigente" else theirs_of
-                        tally.held[name] = tally.held.get(name, 0) + sum(
-                            holds(request, f, owners, tied=True) for f in need.counted
-                        )
-                        tally.held_anywhere[name] = tally.held_anywhere.get(name, 0) + sum(
-                            holds(request, f, owners, tied=False) for f in need.counted
-                        )
-                        tally.history.setdefault(name, []).append(
-                            count([x for x in request if x.get("role") != "system"])
-                        )
+        run.add_session(session)
         if s % 10 == 9:
             log.print(f"  {s + 1}/{len(sessions)} sessions")
-    found = sorted({int(g[5:]) for g in groups if g != "all"})
-    figures: dict[str, Any] = {
-        "tau_sessions": len(sessions),
-        "tau_trials": found,
-        "tau_fitted": all(t in FITTED_TRIALS for t in found),
-    }
-    for (group, mode), tally in tallies.items():
-        prefix = f"tau_{mode}_" if group == "all" else f"tau_{group}_{mode}_"
-        figures |= tally.figures(prefix)
-    return figures
+    return run.figures(len(sessions))
 
 
 class ContextBenchmark:

@@ -72,91 +72,137 @@ def _pct(values: list[float], q: float) -> float:
 
 
 def run_integrations(path: Path, limit: int | None, log: Console) -> dict[str, Any]:
-    from langchain.agents.middleware import ModelRequest
-    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-    from langchain_core.messages import AIMessage, convert_to_messages, convert_to_openai_messages
-
-    from vigente.integrations.langchain import VigenteMiddleware
-
+    """The first ``limit`` sessions of ``path`` through the middleware and the assembler."""
+    run = _Replay()
     sessions = load_tau(path, limit)
-    tok = tiktoken_tokenizer("o200k_base")
-
-    def count(messages: list[dict[str, Any]]) -> int:
-        return count_message_tokens(tok, messages)
-
-    fake = GenericFakeChatModel(messages=iter(()))
-    tally = FactTally(METHODS, count)
-    per_call: dict[str, list[int]] = {m: [] for m in METHODS}
-    same_selection = 0
-    overhead: list[float] = []
-    overhead_cpu: list[float] = []
-    assembly_ms: dict[str, list[float]] = {m: [] for m in METHODS}
-    calls = 0
     for s, session in enumerate(sessions):
+        run.add_session(session)
+        if s % 10 == 9:
+            log.print(f"  {s + 1}/{len(sessions)} sessions")
+    return run.figures(len(sessions))
+
+
+class _Replay:
+    """The sessions replayed so far through both methods, and what was measured at each model
+    call. LangChain (the ``bench`` extra) is imported once, here."""
+
+    def __init__(self) -> None:
+        from langchain.agents.middleware import ModelRequest
+        from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+        from langchain_core.messages import (
+            AIMessage,
+            convert_to_messages,
+            convert_to_openai_messages,
+        )
+
+        from vigente.integrations.langchain import VigenteMiddleware
+
+        self._model_request, self._ai_message, self._middleware = (
+            ModelRequest,
+            AIMessage,
+            VigenteMiddleware,
+        )
+        self._to_lc, self._to_openai = convert_to_messages, convert_to_openai_messages
+        self._tok = tiktoken_tokenizer("o200k_base")
+        self._fake = GenericFakeChatModel(messages=iter(()))
+        self.tally = FactTally(METHODS, self.count)
+        self.per_call: dict[str, list[int]] = {m: [] for m in METHODS}
+        self.same_selection = 0
+        self.overhead: list[float] = []
+        self.overhead_cpu: list[float] = []
+        self.assembly_ms: dict[str, list[float]] = {m: [] for m in METHODS}
+        self.calls = 0
+
+    def count(self, messages: list[dict[str, Any]]) -> int:
+        return count_message_tokens(self._tok, messages)
+
+    def add_session(self, session: dict[str, Any]) -> None:
+        """One session: one store and one middleware play the agent at every model call."""
         traj = [_clean(m) for m in session["traj"]]
         wanted = action_points(traj, list(session["info"]["task"].get("actions") or []))
         state = [
             m.model_copy(update={"id": f"m{n}"})
-            for n, m in enumerate(convert_to_messages(_lc_ready(traj)))
+            for n, m in enumerate(self._to_lc(_lc_ready(traj)))
         ]
         with Vigente.open(":memory:") as live:
-            middleware = VigenteMiddleware(
+            middleware = self._middleware(
                 live, participant="assistant", conversation="tau", account="bench"
             )
             for i, m in enumerate(traj):
                 if m.get("role") != "assistant" or i == 0:
                     continue
-                before = traj[:i]
-                # the assembler benchmark's request for this point
-                with Vigente.open(":memory:") as vg:
-                    events = transcript_events(before, "tau", "bench")
-                    vg.runtime.import_events(event_lines(events))
-                    t0 = time.perf_counter()
-                    a = vg.assembly.assemble("tau", "main", "assistant", persist=False)
-                    assembly_ms["assembler"].append((time.perf_counter() - t0) * 1000)
-                # the same point through the middleware
-                answer = state[i]
-                assert isinstance(answer, AIMessage)
-                model = _Transcript(answer)
-                history_so_far: Any = list(state[:i])
-                request = ModelRequest(
-                    model=fake, messages=history_so_far, state={"messages": history_so_far}
-                )
-                middleware.wrap_model_call(request, model)
-                received = model.received
-                calls += 1
-                overhead.append(middleware.last_timings["overhead"])
-                overhead_cpu.append(middleware.last_timings["overhead_cpu"])
-                assembly_ms["middleware"].append(middleware.last_timings["assembly"])
-                requests = {
-                    "assembler": a.messages,
-                    "middleware": convert_to_openai_messages(received),
-                }
-                for name in METHODS:
-                    per_call[name].append(count(requests[name]))
-                mine = live.assembly.explain(answer.response_metadata["vigente_assembly_id"])
-                same_selection += int(_selection(mine) == _selection(a.record))
-                if i in wanted:
-                    tally.add(requests, required_facts(before, wanted[i]))
-        if s % 10 == 9:
-            log.print(f"  {s + 1}/{len(sessions)} sessions")
-    figures: dict[str, Any] = {
-        "tau_sessions": len(sessions),
-        **tally.figures(),
-        "model_calls": calls,
-        "same_selection_calls": same_selection,
-        "overhead_ms_p50": _pct(overhead, 0.5),
-        "overhead_ms_p95": _pct(overhead, 0.95),
-        "overhead_ms_mean": round(statistics.mean(overhead), 3),
-        "overhead_cpu_ms_p50": _pct(overhead_cpu, 0.5),
-        "overhead_cpu_ms_p95": _pct(overhead_cpu, 0.95),
-        "overhead_cpu_ms_mean": round(statistics.mean(overhead_cpu), 3),
-        "overhead_target_ms": TARGET_MS,
-    }
-    for name in METHODS:
-        figures[f"tau_tokens_per_call_{name}"] = round(statistics.mean(per_call[name]), 1)
-        figures[f"assembly_ms_p50_{name}"] = _pct(assembly_ms[name], 0.5)
-    return figures
+                self._add_call(live, middleware, traj[:i], state, i, wanted.get(i))
+
+    def _add_call(
+        self,
+        live: Vigente,
+        middleware: Any,
+        before: list[dict[str, Any]],
+        state: list[Any],
+        i: int,
+        actions: list[dict[str, Any]] | None,
+    ) -> None:
+        """The model call at transcript index ``i``: the assembler benchmark's request and the
+        middleware's, measured alike (tokens, same selection, the actions' facts)."""
+        a = self._assembled(before)
+        answer = state[i]
+        assert isinstance(answer, self._ai_message)
+        received = self._through_middleware(middleware, state[:i], answer)
+        requests = {
+            "assembler": a.messages,
+            "middleware": self._to_openai(received),
+        }
+        for name in METHODS:
+            self.per_call[name].append(self.count(requests[name]))
+        mine = live.assembly.explain(answer.response_metadata["vigente_assembly_id"])
+        self.same_selection += int(_selection(mine) == _selection(a.record))
+        if actions is not None:
+            self.tally.add(requests, required_facts(before, actions))
+
+    def _assembled(self, before: list[dict[str, Any]]) -> Any:
+        """The assembler benchmark's request for this point: a fresh store, the transcript
+        imported, one assembly (timed)."""
+        with Vigente.open(":memory:") as vg:
+            events = transcript_events(before, "tau", "bench")
+            vg.runtime.import_events(event_lines(events))
+            t0 = time.perf_counter()
+            a = vg.assembly.assemble("tau", "main", "assistant", persist=False)
+            self.assembly_ms["assembler"].append((time.perf_counter() - t0) * 1000)
+        return a
+
+    def _through_middleware(self, middleware: Any, history: list[Any], answer: Any) -> list[Any]:
+        """The same point through the middleware: the messages the model receives, and the
+        middleware's own timings of the call."""
+        model = _Transcript(answer)
+        history_so_far: Any = list(history)
+        request = self._model_request(
+            model=self._fake, messages=history_so_far, state={"messages": history_so_far}
+        )
+        middleware.wrap_model_call(request, model)
+        self.calls += 1
+        self.overhead.append(middleware.last_timings["overhead"])
+        self.overhead_cpu.append(middleware.last_timings["overhead_cpu"])
+        self.assembly_ms["middleware"].append(middleware.last_timings["assembly"])
+        return model.received
+
+    def figures(self, sessions: int) -> dict[str, Any]:
+        figures: dict[str, Any] = {
+            "tau_sessions": sessions,
+            **self.tally.figures(),
+            "model_calls": self.calls,
+            "same_selection_calls": self.same_selection,
+            "overhead_ms_p50": _pct(self.overhead, 0.5),
+            "overhead_ms_p95": _pct(self.overhead, 0.95),
+            "overhead_ms_mean": round(statistics.mean(self.overhead), 3),
+            "overhead_cpu_ms_p50": _pct(self.overhead_cpu, 0.5),
+            "overhead_cpu_ms_p95": _pct(self.overhead_cpu, 0.95),
+            "overhead_cpu_ms_mean": round(statistics.mean(self.overhead_cpu), 3),
+            "overhead_target_ms": TARGET_MS,
+        }
+        for name in METHODS:
+            figures[f"tau_tokens_per_call_{name}"] = round(statistics.mean(self.per_call[name]), 1)
+            figures[f"assembly_ms_p50_{name}"] = _pct(self.assembly_ms[name], 0.5)
+        return figures
 
 
 class IntegrationsBenchmark:

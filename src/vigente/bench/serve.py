@@ -27,14 +27,15 @@ import asyncio
 import contextlib
 import datetime as dt
 import os
-import random
 import secrets
+import shutil
 import socket
 import subprocess
 import sys
 import tempfile
 import time
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,7 @@ from rich.console import Console
 from rich.table import Table
 
 from vigente.bench._backends import BACKENDS, PostgresBackend
+from vigente.bench._mixed_load import FACTS, MIX, WORDS, LoadClient, run_load
 from vigente.bench._throughput import (
     OPERATIONS,
     conversation_opening,
@@ -53,19 +55,6 @@ from vigente.bench._util import machine, percentile, rate
 from vigente.store.tenancy import TenantStores
 
 __all__ = ["BENCHMARK", "ServeBenchmark"]
-
-#: request kind -> weight in the mix
-MIX: dict[str, int] = {"ask": 35, "search": 15, "event": 30, "record": 10, "assemble": 10}
-FACTS = 20
-WORDS = (
-    "upload limit",
-    "due diligence",
-    "identity documents",
-    "retention of records",
-    "customer verification",
-    "transfer threshold",
-)
-
 
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -155,172 +144,6 @@ def _ok(response: httpx.Response) -> Any:
             f"{response.status_code} {response.text[:500]}"
         )
     return response.json()
-
-
-class _Client:
-    """One concurrent client: its conversation and lineage, and what it wrote."""
-
-    def __init__(self, n: int, http: httpx.AsyncClient) -> None:
-        self.n = n
-        self.http = http
-        self.conversation = f"load-{n}"
-        self.lineage = f"bench/client-{n}/limit"
-        self.turn = 0
-        self.event_ids: list[tuple[str, str]] = []  # (kind, id) accepted
-        self.assemblies: list[str] = []
-        self.values: list[int] = []
-
-    def request(self, kind: str, rng: random.Random) -> tuple[str, str, dict[str, Any]]:
-        """(method path, path, body) of one request of ``kind``; writes are remembered only
-        when accepted (:meth:`accepted`)."""
-        if kind == "ask":
-            return (
-                "POST",
-                "/v1/ask",
-                {
-                    "lineage": f"bench/fact-{rng.randrange(FACTS)}",
-                    "valid_at": f"2026-{rng.randrange(1, 13):02d}-15",
-                },
-            )
-        if kind == "search":
-            return (
-                "POST",
-                "/v1/search",
-                {"query": rng.choice(WORDS), "valid_at": "2026-06-01", "k": 5},
-            )
-        if kind == "record":
-            value = len(self.values) + 1
-            return (
-                "POST",
-                "/v1/statements",
-                {
-                    "statements": [
-                        {
-                            "op": "record",
-                            "lineage": self.lineage,
-                            "value": value,
-                            "source": "load",
-                            "valid_from": "2026-01-01",
-                            # learned now, dated by the store: a client's clock may lag an
-                            # answer another client was given as known now
-                        }
-                    ]
-                },
-            )
-        if kind == "assemble":
-            return (
-                "POST",
-                "/v1/assemble",
-                {"conversation": self.conversation, "branch": "main", "participant": "agent"},
-            )
-        self.turn += 1
-        t, c = self.turn, self.conversation
-        if t % 2:
-            return (
-                "POST",
-                "/v1/runtime/event",
-                {
-                    "event": "message",
-                    "conversation": c,
-                    "id": f"u{t}",
-                    "branch": "main",
-                    "role": "user",
-                    "content": f"question {t} about {rng.choice(WORDS)}",
-                },
-            )
-        batch: list[dict[str, Any]] = [
-            {
-                "event": "run",
-                "id": f"r{t}",
-                "branch": "main",
-                "participant": "agent",
-                "mode": "chat",
-            },
-            {
-                "event": "tool_call",
-                "id": f"t{t}",
-                "run": f"r{t}",
-                "name": "lookup",
-                "arguments": {"q": rng.choice(WORDS), "turn": t},
-            },
-            {
-                "event": "tool_result",
-                "call": f"t{t}",
-                "status": "succeeded",
-                "content": {
-                    "rows": [
-                        {"id": f"R-{rng.randrange(10_000)}", "score": rng.random()}
-                        for _ in range(10)
-                    ]
-                },
-            },
-            {
-                "event": "message",
-                "id": f"a{t}",
-                "branch": "main",
-                "role": "assistant",
-                "run": f"r{t}",
-                "content": f"answer {t}",
-            },
-        ]
-        return "POST", "/v1/runtime/events", {"events": [dict(e, conversation=c) for e in batch]}
-
-    def accepted(self, kind: str, body: dict[str, Any], response: Any) -> None:
-        if kind == "record":
-            self.values.append(body["statements"][0]["value"])
-        elif kind == "assemble":
-            self.assemblies.append(response["assembly_id"])
-        elif kind == "event":
-            events = body["events"] if "events" in body else [body]
-            for e in events:
-                self.event_ids.append((str(e["event"]), str(e.get("id", e.get("call")))))
-
-
-async def _load(
-    url: str, headers: dict[str, str], clients: int, requests: int, seed: int
-) -> tuple[list[_Client], dict[str, list[float]], list[str], float]:
-    rng = random.Random(seed)
-    kinds = [k for k, w in MIX.items() for _ in range(w)]
-    schedule = [rng.choice(kinds) for _ in range(requests)]
-    latencies: dict[str, list[float]] = defaultdict(list)
-    errors: list[str] = []
-    queue: asyncio.Queue[str] = asyncio.Queue()
-    for kind in schedule:
-        queue.put_nowait(kind)
-    limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
-    https = [
-        httpx.AsyncClient(base_url=url, headers=headers, timeout=120, limits=limits)
-        for _ in range(clients)
-    ]
-    workers = [_Client(n, h) for n, h in enumerate(https)]
-
-    async def work(client: _Client) -> None:
-        local = random.Random(seed * 1000 + client.n)
-        while True:
-            try:
-                kind = queue.get_nowait()
-            except asyncio.QueueEmpty:
-                return
-            method, path, body = client.request(kind, local)
-            start = time.perf_counter()
-            try:
-                response = await client.http.request(method, path, json=body)
-                elapsed = (time.perf_counter() - start) * 1000
-                if response.status_code // 100 != 2:
-                    errors.append(f"{kind} {path}: {response.status_code} {response.text[:300]}")
-                    continue
-                client.accepted(kind, body, response.json())
-                latencies[kind].append(elapsed)
-            except httpx.HTTPError as exc:
-                errors.append(f"{kind} {path}: {type(exc).__name__}: {exc}")
-
-    start = time.perf_counter()
-    try:
-        await asyncio.gather(*(work(w) for w in workers))
-    finally:
-        for h in https:
-            await h.aclose()
-    return workers, latencies, errors, time.perf_counter() - start
 
 
 CONTENDED = "contended"
@@ -503,7 +326,7 @@ def _snapshot(c: httpx.Client, clients: int, k0: str, assembly: str) -> dict[str
     }
 
 
-def _verify(c: httpx.Client, workers: list[_Client]) -> dict[str, Any]:
+def _verify(c: httpx.Client, workers: list[LoadClient]) -> dict[str, Any]:
     """Is every accepted write there? The counts checked and the problems found."""
     problems: list[str] = []
     events = assemblies = records = 0
@@ -539,6 +362,108 @@ def _summary(samples: list[float]) -> dict[str, Any]:
         "count": len(samples),
         "p50_ms": round(percentile(samples, 50), 2),
         "p99_ms": round(percentile(samples, 99), 2),
+    }
+
+
+def _check_counts(args: argparse.Namespace) -> None:
+    if args.requests < 1 or args.clients < 1:
+        raise SystemExit("Error: --requests and --clients must be at least 1")
+    if args.workers < 1 or args.throughput_clients < 1 or args.throughput_seconds < 0:
+        raise SystemExit("Error: --workers and --throughput-clients must be at least 1, "
+                         "--throughput-seconds at least 0")
+
+
+@dataclass
+class _Measured:
+    """What one run of the benchmark measured through the server."""
+
+    latencies: dict[str, list[float]]
+    errors: list[str]
+    seconds: float
+    verified: dict[str, Any]
+    invariant: dict[str, bool]
+    contention: dict[str, Any] | None
+    throughput: dict[str, Any]
+
+
+def _measure(
+    args: argparse.Namespace, server: _Server, root: str, admin_key: str, log: Console
+) -> _Measured:
+    """The phases, in order: a tenant and its seed, the answers at ``k0``, the load, the
+    verification of its writes and of those answers, the contention run and the throughput
+    phase."""
+    admin = {"Authorization": f"Bearer {admin_key}"}
+    with httpx.Client(base_url=server.url, timeout=120) as c:
+        _ok(c.post("/v1/admin/tenants", json={"name": "load"}, headers=admin))
+        key = _ok(c.post("/v1/admin/tenants/load/keys", json={}, headers=admin))["key"]
+        auth = {"Authorization": f"Bearer {key}"}
+        c.headers.update(auth)
+        log.print(
+            f"seeding: {FACTS} fact lineages, {len(WORDS)} documents, "
+            f"{args.clients} conversations"
+        )
+        _seed(c, args.clients)
+        seed_throughput(c, args.throughput_clients)
+        first = _ok(
+            c.post(
+                "/v1/assemble",
+                json={"conversation": "load-0", "branch": "main", "participant": "agent"},
+            )
+        )
+        time.sleep(0.01)
+        k0 = _now()
+        time.sleep(0.01)
+        before = _snapshot(c, args.clients, k0, first["assembly_id"])
+        log.print(f"load: {args.requests} requests from {args.clients} clients")
+        workers, latencies, errors, seconds = asyncio.run(
+            run_load(server.url, auth, args.clients, args.requests, args.seed)
+        )
+        log.print("verifying the accepted writes and the history invariant")
+        verified = _verify(c, workers)
+        after = _snapshot(c, args.clients, k0, first["assembly_id"])
+        contention = None
+        if args.contention_clients > 0:
+            log.print(f"contention: {args.contention_clients} clients x "
+                      f"{args.contention_events} events on one conversation")
+            contention = _contention(c, server.url, auth, args.contention_clients,
+                                     args.contention_events)
+        throughput: dict[str, Any] = {}
+        if args.throughput_seconds > 0:
+            _wait_for_model(c)
+            throughput = measure_throughput(
+                c, server.url, key, TenantStores(root).tenant_url("load"),
+                args.throughput_clients, args.throughput_seconds, log.print,
+                server.cpu_seconds)
+    invariant = {part: before[part] == after[part] for part in before}
+    return _Measured(latencies, errors, seconds, verified, invariant, contention, throughput)
+
+
+def _figures(
+    args: argparse.Namespace, measured: _Measured, described: dict[str, Any]
+) -> dict[str, Any]:
+    """The reported figures of a run (``described``: the PostgreSQL server, if one)."""
+    latencies, seconds, verified = measured.latencies, measured.seconds, measured.verified
+    every = [x for samples in latencies.values() for x in samples]
+    return {
+        "backend": args.backend,
+        "requests": args.requests,
+        "clients": args.clients,
+        "mix": MIX,
+        "seconds": round(seconds, 3),
+        "throughput_rps": rate(len(every), seconds),
+        "latency": _summary(every) if every else {"count": 0},
+        "by_kind": {k: _summary(v) for k, v in sorted(latencies.items())},
+        "errors": len(measured.errors),
+        "error_samples": measured.errors[:5],
+        "accepted_writes": {k: verified[k] for k in ("events", "assemblies", "records")},
+        "writes_missing": verified["problems"][:5],
+        "writes_verified": not verified["problems"],
+        "history_invariant": measured.invariant,
+        "history_invariant_holds": all(measured.invariant.values()),
+        "contention": measured.contention,
+        "workers": args.workers,
+        **measured.throughput,
+        "machine": {**machine(), **described},
     }
 
 
@@ -578,14 +503,11 @@ class ServeBenchmark:
             help="seconds of load per operation in the throughput phase (default 10; 0: skip)")
 
     def run(self, args: argparse.Namespace, log: Console) -> dict[str, Any]:
-        if args.requests < 1 or args.clients < 1:
-            raise SystemExit("Error: --requests and --clients must be at least 1")
-        if args.workers < 1 or args.throughput_clients < 1 or args.throughput_seconds < 0:
-            raise SystemExit("Error: --workers and --throughput-clients must be at least 1, "
-                             "--throughput-seconds at least 0")
+        _check_counts(args)
         folder = Path(tempfile.mkdtemp(prefix="vigente-bench-serve-"))
         backend = None
         server = None
+        root = None
         try:
             if args.backend == "postgres":
                 backend = PostgresBackend(args.postgres_url)
@@ -597,81 +519,16 @@ class ServeBenchmark:
             admin_key = secrets.token_urlsafe(32)
             log.print(f"starting vigente serve on {args.backend}")
             server = _Server(root, admin_key, folder / "server.log", args.workers)
-            admin = {"Authorization": f"Bearer {admin_key}"}
-            with httpx.Client(base_url=server.url, timeout=120) as c:
-                _ok(c.post("/v1/admin/tenants", json={"name": "load"}, headers=admin))
-                key = _ok(c.post("/v1/admin/tenants/load/keys", json={}, headers=admin))["key"]
-                auth = {"Authorization": f"Bearer {key}"}
-                c.headers.update(auth)
-                log.print(
-                    f"seeding: {FACTS} fact lineages, {len(WORDS)} documents, "
-                    f"{args.clients} conversations"
-                )
-                _seed(c, args.clients)
-                seed_throughput(c, args.throughput_clients)
-                first = _ok(
-                    c.post(
-                        "/v1/assemble",
-                        json={"conversation": "load-0", "branch": "main", "participant": "agent"},
-                    )
-                )
-                time.sleep(0.01)
-                k0 = _now()
-                time.sleep(0.01)
-                before = _snapshot(c, args.clients, k0, first["assembly_id"])
-                log.print(f"load: {args.requests} requests from {args.clients} clients")
-                workers, latencies, errors, seconds = asyncio.run(
-                    _load(server.url, auth, args.clients, args.requests, args.seed)
-                )
-                log.print("verifying the accepted writes and the history invariant")
-                verified = _verify(c, workers)
-                after = _snapshot(c, args.clients, k0, first["assembly_id"])
-                contention = None
-                if args.contention_clients > 0:
-                    log.print(f"contention: {args.contention_clients} clients x "
-                              f"{args.contention_events} events on one conversation")
-                    contention = _contention(c, server.url, auth, args.contention_clients,
-                                             args.contention_events)
-                throughput: dict[str, Any] = {}
-                if args.throughput_seconds > 0:
-                    _wait_for_model(c)
-                    throughput = measure_throughput(
-                        c, server.url, key, TenantStores(root).tenant_url("load"),
-                        args.throughput_clients, args.throughput_seconds, log.print,
-                        server.cpu_seconds)
+            measured = _measure(args, server, root, admin_key, log)
         finally:
             if server is not None:
                 server.stop()
             if backend is not None:
-                if args.backend == "postgres" and "root" in locals():
+                if args.backend == "postgres" and root is not None:
                     backend.discard(root)
                 backend.close()
-            import shutil
-
             shutil.rmtree(folder, ignore_errors=True)
-        every = [x for samples in latencies.values() for x in samples]
-        invariant = {part: before[part] == after[part] for part in before}
-        return {
-            "backend": args.backend,
-            "requests": args.requests,
-            "clients": args.clients,
-            "mix": MIX,
-            "seconds": round(seconds, 3),
-            "throughput_rps": rate(len(every), seconds),
-            "latency": _summary(every) if every else {"count": 0},
-            "by_kind": {k: _summary(v) for k, v in sorted(latencies.items())},
-            "errors": len(errors),
-            "error_samples": errors[:5],
-            "accepted_writes": {k: verified[k] for k in ("events", "assemblies", "records")},
-            "writes_missing": verified["problems"][:5],
-            "writes_verified": not verified["problems"],
-            "history_invariant": invariant,
-            "history_invariant_holds": all(invariant.values()),
-            "contention": contention,
-            "workers": args.workers,
-            **throughput,
-            "machine": {**machine(), **described},
-        }
+        return _figures(args, measured, described)
 
     def render(self, figures: dict[str, Any], console: Console) -> None:
         table = Table(

@@ -15,11 +15,12 @@ from fastapi.responses import HTMLResponse
 
 from vigente.api import Vigente
 from vigente.errors import InvalidInput, VigenteError
-from vigente.http.inspector._auth import viewer
+from vigente.http.inspector._auth import Viewer, viewer
 from vigente.http.inspector._render import PageRoute, blank, page
-from vigente.http.inspector._timeline import Span, layout
+from vigente.http.inspector._timeline import Span, Timeline, layout
 from vigente.kernel.statement import format_value
 from vigente.records.values import Scope
+from vigente.records.versions import Version
 from vigente.retrieval import ALL_SCOPES
 
 __all__ = ["router"]
@@ -146,63 +147,17 @@ def lineage(
         the_scope = _scope(scope)
         history = vg.history(name, scope=the_scope)
         if not history:
-            return page(
-                "lineage.html",
-                status=404,
-                tenant=who.tenant,
-                active="lineages",
-                error=f"no lineage {name!r} in this tenant's store (scope {the_scope or 'global'})",
-                **context,
-            )
+            error = f"no lineage {name!r} in this tenant's store (scope {the_scope or 'global'})"
+            return _lineage_refused(who, 404, error, context)
         document = vg.documents.is_document_lineage(name)
         evidence = _evidence(vg, name, document, t, k, the_scope)
         labels = _labels(vg, name, the_scope) if document else {}
-        chain = _chain(
-            vg,
-            name,
-            document,
-            sorted({v.valid_from.isoformat() for v in history}, key=lambda s: vg.instant(s).micros),
-            k,
-            the_scope,
-        )
+        chain = _chain(vg, name, document, _starts(vg, history), k, the_scope)
     except VigenteError as exc:
-        return page(
-            "lineage.html",
-            status=400,
-            tenant=who.tenant,
-            active="lineages",
-            error=str(exc),
-            **context,
-        )
+        return _lineage_refused(who, 400, str(exc), context)
     if not document:
-        # a fact's exclusions name their snapshot only: show its value and intervals beside it
-        rows = {str(v.version_id): v.as_row() for v in history}
-        evidence["excluded"] = [
-            {**rows.get(str(r["version_id"]), {}), **r} for r in evidence["excluded"]
-        ]
-    spans = [
-        Span(
-            v.version_id,
-            _snapshot_label(v.value, labels),
-            v.source,
-            v.valid_from.micros,
-            None if v.valid_to is None else v.valid_to.micros,
-            v.known_from.micros,
-            None if v.known_to is None else v.known_to.micros,
-            f"snapshot {v.version_id}: {_snapshot_label(v.value, labels)} from {v.source}; "
-            f"valid [{v.valid_from.isoformat()}, {v.valid_to.isoformat() if v.valid_to else '∞'})"
-            f", known [{v.known_from.isoformat()}, "
-            f"{v.known_to.isoformat() if v.known_to else 'now'})",
-        )
-        for v in history
-    ]
-    point = (vg.instant(evidence["valid_at"]).micros, vg.instant(evidence["known_at"]).micros)
-    timeline = layout(
-        spans,
-        point=point,
-        now=vg.instant(evidence["now"]).micros,
-        admitted=_admitted_ids(evidence),
-    )
+        _show_excluded_snapshots(evidence, history)
+    timeline = _timeline(vg, history, labels, evidence)
     return page(
         "lineage.html",
         tenant=who.tenant,
@@ -214,6 +169,65 @@ def lineage(
         history=[dict(v.as_row(), label=_snapshot_label(v.value, labels)) for v in history],
         chain=chain,
         **context,
+    )
+
+
+def _lineage_refused(
+    who: Viewer, status: int, error: str, context: dict[str, Any]
+) -> HTMLResponse:
+    """The lineage page with only its form and why it shows nothing."""
+    return page(
+        "lineage.html",
+        status=status,
+        tenant=who.tenant,
+        active="lineages",
+        error=error,
+        **context,
+    )
+
+
+def _starts(vg: Vigente, history: list[Version]) -> list[str]:
+    """The distinct dates a snapshot of the lineage starts, in valid-time order."""
+    return sorted({v.valid_from.isoformat() for v in history}, key=lambda s: vg.instant(s).micros)
+
+
+def _show_excluded_snapshots(evidence: dict[str, Any], history: list[Version]) -> None:
+    """A fact's exclusions name their snapshot only: put its value and intervals beside it."""
+    rows = {str(v.version_id): v.as_row() for v in history}
+    evidence["excluded"] = [
+        {**rows.get(str(r["version_id"]), {}), **r} for r in evidence["excluded"]
+    ]
+
+
+def _timeline(
+    vg: Vigente, history: list[Version], labels: dict[str, str], evidence: dict[str, Any]
+) -> Timeline:
+    """The lineage's snapshots laid out on both axes, with the evidence's ``(t, k)`` marked
+    and its admitted snapshots picked out."""
+    spans = [_span(v, labels) for v in history]
+    point = (vg.instant(evidence["valid_at"]).micros, vg.instant(evidence["known_at"]).micros)
+    return layout(
+        spans,
+        point=point,
+        now=vg.instant(evidence["now"]).micros,
+        admitted=_admitted_ids(evidence),
+    )
+
+
+def _span(v: Version, labels: dict[str, str]) -> Span:
+    """One snapshot as the timeline draws it, with its full description as the title."""
+    return Span(
+        v.version_id,
+        _snapshot_label(v.value, labels),
+        v.source,
+        v.valid_from.micros,
+        None if v.valid_to is None else v.valid_to.micros,
+        v.known_from.micros,
+        None if v.known_to is None else v.known_to.micros,
+        f"snapshot {v.version_id}: {_snapshot_label(v.value, labels)} from {v.source}; "
+        f"valid [{v.valid_from.isoformat()}, {v.valid_to.isoformat() if v.valid_to else '∞'})"
+        f", known [{v.known_from.isoformat()}, "
+        f"{v.known_to.isoformat() if v.known_to else 'now'})",
     )
 
 
