@@ -39,8 +39,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vigente.assemble.blocks import Block
-from vigente.assemble.pipeline import Boundary, Context, Decision, Rule, Unit, render
+from vigente.assemble.pipeline import Boundary, Context, Decision, Rule, Unit
 from vigente.assemble.policy import Policy
+from vigente.assemble.render import render
 from vigente.errors import InvalidInput
 from vigente.records.runtime import Branch, Message, ModelRun, Participant, ToolCall
 from vigente.runtime.reader import Graph
@@ -118,7 +119,7 @@ class ModeContract:
     def render(
         self, unit: Unit, decision: Decision, boundary: Boundary, *extra: Any
     ) -> list[Block]:
-        """The pipeline's :func:`~vigente.assemble.pipeline.render`, but for what the mode
+        """The pipeline's :func:`~vigente.assemble.render.render`, but for what the mode
         labels: a moderator's directive, a promoted child result (user-position data)."""
         header = self.headers.get(unit.ref)
         if header is None or not decision.included:
@@ -252,8 +253,9 @@ def _debate(
 
 
 # -- parent_resume ---------------------------------------------------------------------------
-def _parent_resume(boundary: Boundary, graph: Graph, units: Mapping[str, Unit]) -> ModeContract:
-    runs = _runs(graph)
+def _resumed_run(boundary: Boundary, runs: Mapping[str, ModelRun]) -> ModelRun:
+    """The run ``parent_resume`` resumes: the participant's latest top-level run on the
+    ancestry that has subagent children."""
     parents = {r.parent_run for r in runs.values() if r.parent_run}
     candidates = sorted(
         (
@@ -272,22 +274,34 @@ def _parent_resume(boundary: Boundary, graph: Graph, units: Mapping[str, Unit]) 
             f"{boundary.participant!r} has no run with subagent children on branch "
             f"{boundary.branch!r}"
         )
-    resumed = candidates[-1]
+    return candidates[-1]
+
+
+def _promoted(graph: Graph, units: Mapping[str, Unit]) -> dict[str, str]:
+    """Ref -> what it was promoted as (``final_report``, ``summary``, ``file_ref``,
+    ``failure``), for each candidate that reaches the parent by a promotion: the latest
+    promotion of the unit or of one of its artifacts."""
+    out: dict[str, str] = {}
+    for ref, unit in units.items():
+        if unit.reach != "promoted":
+            continue
+        refs = (unit.ref, *(a.id for a in unit.artifacts))
+        found = [a for r in refs for a in graph.promoted.get(r, ())]
+        if found:
+            out[ref] = found[-1]
+    return out
+
+
+def _parent_resume(boundary: Boundary, graph: Graph, units: Mapping[str, Unit]) -> ModeContract:
+    runs = _runs(graph)
+    resumed = _resumed_run(boundary, runs)
     children = sorted(r.id for r in runs.values() if r.parent_run == resumed.id)
     checkpoints = sorted(
         (u for u in units.values() if u.kind == "checkpoint" and u.node.run_id == resumed.id),
         key=lambda u: u.position,
     )
     checkpoint = checkpoints[-1].ref if checkpoints else None
-
-    def promoted_as(unit: Unit) -> str | None:
-        if unit.reach != "promoted":
-            return None
-        refs = (unit.ref, *(a.id for a in unit.artifacts))
-        found = [a for r in refs for a in graph.promoted.get(r, ())]
-        return found[-1] if found else None
-
-    promoted = {ref: a for ref, u in units.items() if (a := promoted_as(u)) is not None}
+    promoted = _promoted(graph, units)
     owner = {ref: getattr(units[ref].node, "run_id", None) for ref in promoted}
 
     def checkpoint_rule(unit: Unit, ctx: Context) -> Decision | None:

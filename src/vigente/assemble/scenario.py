@@ -20,6 +20,7 @@ from vigente.assemble.policy import policy_from_document
 from vigente.errors import InvalidInput
 
 if TYPE_CHECKING:
+    from vigente.assemble.service import ContextAssembly
     from vigente.runtime.service import Runtime
 
 __all__ = ["ScenarioResult", "run_scenario"]
@@ -148,49 +149,53 @@ def run_scenario(path: str | Path, runtime: Runtime | None = None) -> ScenarioRe
                 as_of=e.get("as_of"),
                 persist=False,
             )
-            text = json.dumps([a.system, a.messages], ensure_ascii=False)
-            inc = {d["ref"]: d["as"] for d in a.record["included"]}
-            omi = {d["ref"]: d["reason"] for d in a.record["omitted"]}
-            label = e.get("name") or f"line {n}"
-
-            def check(ok: bool, what: str, label: str = label) -> None:
-                result.checks += 1
-                if not ok:
-                    result.failures.append(f"{label}: {what}")
-
-            for s in e.get("must", []):
-                check(s in text, f"{s!r} did not reach the model")
-            for s in e.get("must_not", []):
-                check(s not in text, f"{s!r} reached the model")
-            for ref, as_ in e.get("included", {}).items():
-                check(
-                    inc.get(ref) == as_,
-                    f"{ref} included as {inc.get(ref)} (omitted: {omi.get(ref)}), expected {as_}",
-                )
-            for key, value in e.get("mode_contract", {}).items():
-                got = a.record["mode_contract"].get(key)
-                check(got == value, f"mode contract {key} is {got!r}, expected {value!r}")
-            for ref, reason in e.get("omitted", {}).items():
-                check(
-                    omi.get(ref) == reason,
-                    f"{ref} omitted as {omi.get(ref)} (included: "
-                    f"{inc.get(ref)}), expected {reason}",
-                )
-            result.requests.append(
-                {
-                    "name": label,
-                    "tokens": a.record["tokens"],
-                    "included": len(inc),
-                    "omitted": len(omi),
-                    "omission_counts": a.record["omission_counts"],
-                    "mode_contract": a.record["mode_contract"]["contract"],
-                    "required": len(e.get("must", [])),
-                    "kept": sum(1 for s in e.get("must", []) if s in text),
-                    "forbidden": len(e.get("must_not", [])),
-                    "leaks": sum(1 for s in e.get("must_not", []) if s in text),
-                }
-            )
+            _check(result, e.get("name") or f"line {n}", e, a)
     finally:
         if runtime is None:
             store.close()
     return result
+
+
+def _check(result: ScenarioResult, label: str, expect: dict[str, Any], a: ContextAssembly) -> None:
+    """Check one ``expect`` against its assembly: each check counted in ``result``, each
+    failure named by ``label``; the request's figures for the scenario benchmark."""
+    text = json.dumps([a.system, a.messages], ensure_ascii=False)
+    inc = {d["ref"]: d["as"] for d in a.record["included"]}
+    omi = {d["ref"]: d["reason"] for d in a.record["omitted"]}
+
+    def check(ok: bool, what: str) -> None:
+        result.checks += 1
+        if not ok:
+            result.failures.append(f"{label}: {what}")
+
+    for s in expect.get("must", []):
+        check(s in text, f"{s!r} did not reach the model")
+    for s in expect.get("must_not", []):
+        check(s not in text, f"{s!r} reached the model")
+    for ref, as_ in expect.get("included", {}).items():
+        check(
+            inc.get(ref) == as_,
+            f"{ref} included as {inc.get(ref)} (omitted: {omi.get(ref)}), expected {as_}",
+        )
+    for key, value in expect.get("mode_contract", {}).items():
+        got = a.record["mode_contract"].get(key)
+        check(got == value, f"mode contract {key} is {got!r}, expected {value!r}")
+    for ref, reason in expect.get("omitted", {}).items():
+        check(
+            omi.get(ref) == reason,
+            f"{ref} omitted as {omi.get(ref)} (included: {inc.get(ref)}), expected {reason}",
+        )
+    result.requests.append(
+        {
+            "name": label,
+            "tokens": a.record["tokens"],
+            "included": len(inc),
+            "omitted": len(omi),
+            "omission_counts": a.record["omission_counts"],
+            "mode_contract": a.record["mode_contract"]["contract"],
+            "required": len(expect.get("must", [])),
+            "kept": sum(1 for s in expect.get("must", []) if s in text),
+            "forbidden": len(expect.get("must_not", [])),
+            "leaks": sum(1 for s in expect.get("must_not", []) if s in text),
+        }
+    )
