@@ -8,14 +8,15 @@ A statement is what an agent hands a model, so its frame and its citations speak
 JSON. Official references ("Circular 7/2023") are the document's own name and are not
 translated.
 
-The English wording of fact evidence is the kernel's (:mod:`vigente.kernel.statement`);
-:func:`fact_statement` words the same evidence in Italian, and :func:`in_language` returns the
-evidence with its statement in the language asked for: every surface (the Python API's
+The kernel words fact evidence (:func:`vigente.kernel.statement.statement_for`) with a
+phrasebook per language: English is the kernel's own, :data:`ITALIAN` is here.
+:func:`fact_statement` words evidence in the language asked for with the same walk, and
+:func:`in_language` returns the evidence with that statement: every surface (the Python API's
 ``Vigente.evidence(language=…)``, the CLI's ``--lang``, HTTP and MCP) words a fact answer with
-it. :func:`fact_citation` is one admitted row's citation in either language. The Italian
-pieces (:func:`italian_moment`, :func:`italian_period`, :func:`italian_at`) also word search hits
-(:mod:`vigente.retrieval.wording`) and the answer check's findings, so there is one Italian date
-and qualifier format.
+it. :func:`fact_citation`, :func:`on_day` and :func:`known_phrase` take their words from the
+same phrasebooks. The Italian pieces (:func:`italian_moment`, :func:`italian_period`,
+:func:`italian_at`) also word search hits (:mod:`vigente.retrieval.wording`) and the answer
+check's findings, so there is one Italian date and qualifier format.
 """
 
 from __future__ import annotations
@@ -27,14 +28,15 @@ from typing import Literal
 
 from vigente.evidence.dates import Language, check_language, format_date
 from vigente.evidence.references import reference_key
-from vigente.kernel.evidence import Evidence, Interpretation, Status
-from vigente.kernel.statement import as_known, format_value, moment
+from vigente.kernel.evidence import Evidence, PrecedenceOutcome
+from vigente.kernel.statement import ENGLISH, Phrasebook, format_value, statement_for
 from vigente.records.values import canonical_json
 from vigente.records.versions import Version
 from vigente.time import Instant
 
 __all__ = [
     "Gender",
+    "ITALIAN",
     "article",
     "fact_citation",
     "fact_statement",
@@ -171,40 +173,112 @@ def italian_period(valid_from: Instant, valid_to: Instant | None) -> str:
     return f"{start} fino {_italian_moment(valid_to, 'al')} (escluso)"
 
 
+# -- fact evidence in Italian ---------------------------------------------------------------
+class _Italian:
+    """The Italian words of a fact statement (:class:`~vigente.kernel.statement.Phrasebook`)."""
+
+    def on_day(self, at: Instant) -> str:
+        return _italian_moment(at, "il")
+
+    def as_known(self, k: Instant, now: Instant) -> str:
+        if k == now:
+            clock = _clock(k)
+            day = format_date(k.date, "it")
+            return f"come noto ora ({day if clock is None else f'{day}, {clock}'})"
+        return "come noto " + _italian_moment(k, "al")
+
+    def support(self, rows: Sequence[Version]) -> str:
+        return "; ".join(
+            f"fonte: {v.source}, valido {italian_period(v.valid_from, v.valid_to)}" for v in rows
+        )
+
+    def citation(self, version: Version) -> str:
+        return f"{version.source}, valido {_italian_moment(version.valid_from, 'dal')}"
+
+    def missing(self, subject: str, on_t: str, known: str) -> str:
+        return f"Nessun dato per {subject} {on_t}, {known}: nessun valore registrato, non zero."
+
+    def conflict(self, subject: str, on_t: str, known: str, alternatives: str) -> str:
+        return (
+            f"Conflitto: le fonti non concordano su {subject} {on_t}, {known}: {alternatives}. "
+            "Nessuna regola di precedenza lo risolve: riportare ogni alternativa, senza "
+            "sceglierne una, unirle o farne la media."
+        )
+
+    def current(self, subject: str, shown: str, on_t: str, backing: str, known: str) -> str:
+        return f"{subject} è {shown} {on_t} ({backing}), {known}."
+
+    def historical(self, subject: str, shown: str, on_t: str, backing: str, known: str) -> str:
+        return f"{subject} era {shown} {on_t} ({backing}), {known}."
+
+    def retrospective(
+        self,
+        subject: str,
+        shown: str,
+        on_t: str,
+        backing: str,
+        known: str,
+        valid_at: Instant,
+        earlier: Sequence[str],
+    ) -> str:
+        before = "non aveva alcun dato" if not earlier else "riportava " + " o ".join(earlier)
+        return (
+            f"{subject} era {shown} {on_t} ({backing}), {known}. Appreso in ritardo: come noto "
+            f"{_italian_moment(valid_at, 'al')} stesso, l'archivio {before}."
+        )
+
+    def known_then(
+        self, subject: str, shown: str, on_t: str, backing: str, known_at: Instant
+    ) -> str:
+        return (
+            f"Come noto {_italian_moment(known_at, 'al')}, l'archivio riportava {subject} "
+            f"pari a {shown} {on_t} ({backing}). È ciò che l'archivio conteneva allora, non "
+            "necessariamente ciò che era vero."
+        )
+
+    def announced_future(
+        self, subject: str, shown: str, start: Instant, backing: str, known: str,
+        known_at: Instant,
+    ) -> str:
+        return (
+            f"{subject} è annunciato pari a {shown} {_italian_moment(start, 'dal')} ({backing}), "
+            f"{known}. Annunciato, non ancora in vigore {_italian_moment(known_at, 'al')}; un "
+            "annuncio può ancora cambiare."
+        )
+
+    def projected(
+        self, subject: str, shown: str, on_t: str, start: Instant, backing: str, known: str
+    ) -> str:
+        return (
+            f"{subject} è previsto pari a {shown} {on_t}, salvo modifiche: in vigore "
+            f"{_italian_moment(start, 'dal')} senza modifiche annunciate, {known} ({backing})."
+        )
+
+    def precedence(self, outcome: PrecedenceOutcome) -> str:
+        overruled = "; ".join(
+            f"{format_value(v.value)} (fonte: {v.source})" for v in outcome.overruled
+        )
+        return (
+            "Le fonti non concordavano; la regola di precedenza "
+            f"{' > '.join(outcome.rule.sources)} ha mantenuto {outcome.kept_source} "
+            f"e scartato {overruled}."
+        )
+
+
+ITALIAN: Phrasebook = _Italian()
+_PHRASEBOOKS: dict[Language, Phrasebook] = {"en": ENGLISH, "it": ITALIAN}
+
+
 # -- the pieces of a statement, in either language ------------------------------------------
 def on_day(at: Instant, language: str) -> str:
     """ "on 2025-02-20" / "il 20 febbraio 2025" (with the time to the minute when not midnight)."""
-    lang = check_language(language)
-    return f"on {moment(at)}" if lang == "en" else _italian_moment(at, "il")
-
-
-def _since(at: Instant, lang: Language) -> str:
-    return f"from {moment(at)}" if lang == "en" else _italian_moment(at, "dal")
+    return _PHRASEBOOKS[check_language(language)].on_day(at)
 
 
 def known_phrase(k: Instant, now: Instant, language: str) -> str:
     """ "as known now (2026-12-01 07:18 UTC)" when ``k`` is the moment the question was asked,
     else "as known on 2025-02-20"; in Italian "come noto ora (…)" / "come noto al …"."""
-    lang = check_language(language)
-    if lang == "en":
-        return as_known(k, now)
-    if k == now:
-        clock = _clock(k)
-        day = format_date(k.date, "it")
-        return f"come noto ora ({day if clock is None else f'{day}, {clock}'})"
-    return "come noto " + _italian_moment(k, "al")
-
-
-# -- fact evidence in Italian ---------------------------------------------------------------
-def _period_it(version: Version) -> str:
-    start = _italian_moment(version.valid_from, "dal")
-    if version.valid_to is None:
-        return f"valido {start}"
-    return f"valido {start} fino {_italian_moment(version.valid_to, 'al')} (escluso)"
-
-
-def _support_it(versions: Sequence[Version]) -> str:
-    return "; ".join(f"fonte: {v.source}, {_period_it(v)}" for v in versions)
+    return _PHRASEBOOKS[check_language(language)].as_known(k, now)
 
 
 def _support_of(evidence: Evidence) -> list[list[Version]]:
@@ -221,78 +295,13 @@ def fact_statement(evidence: Evidence, language: str) -> str:
     lang = check_language(language)
     if lang == "en":
         return evidence.statement
-    e = evidence
-    subject = e.lineage if not e.scope.items else f"{e.lineage} [{e.scope}]"
-    on_t = _italian_moment(e.valid_at, "il")
-    known = known_phrase(e.known_at, e.now, "it")
-    if e.status is Status.MISSING:
-        return f"Nessun dato per {subject} {on_t}, {known}: nessun valore registrato, non zero."
-    support = _support_of(e)
-    if e.status is Status.CONFLICT:
-        alternatives = "; ".join(
-            f"{format_value(value)} ({_support_it(rows)})"
-            for value, rows in zip(e.values, support, strict=True)
-        )
-        return (
-            f"Conflitto: le fonti non concordano su {subject} {on_t}, {known}: {alternatives}. "
-            "Nessuna regola di precedenza lo risolve: riportare ogni alternativa, senza "
-            "sceglierne una, unirle o farne la media."
-        )
-    shown = format_value(e.values[0])
-    rows = support[0]
-    backing = _support_it(rows)
-    label = e.interpretation
-    if label is Interpretation.CURRENT:
-        text = f"{subject} è {shown} {on_t} ({backing}), {known}."
-    elif label is Interpretation.HISTORICAL:
-        text = f"{subject} era {shown} {on_t} ({backing}), {known}."
-    elif label is Interpretation.RETROSPECTIVE:
-        before = (
-            "non aveva alcun dato"
-            if not e.earlier_values
-            else "riportava " + " o ".join(format_value(v) for v in e.earlier_values)
-        )
-        text = (
-            f"{subject} era {shown} {on_t} ({backing}), {known}. Appreso in ritardo: come noto "
-            f"{_italian_moment(e.valid_at, 'al')} stesso, l'archivio {before}."
-        )
-    elif label is Interpretation.KNOWN_THEN:
-        text = (
-            f"Come noto {_italian_moment(e.known_at, 'al')}, l'archivio riportava {subject} "
-            f"pari a {shown} {on_t} ({backing}). È ciò che l'archivio conteneva allora, non "
-            "necessariamente ciò che era vero."
-        )
-    elif label is Interpretation.ANNOUNCED_FUTURE:
-        start = min(v.valid_from for v in rows)
-        text = (
-            f"{subject} è annunciato pari a {shown} {_since(start, 'it')} ({backing}), {known}. "
-            f"Annunciato, non ancora in vigore {_italian_moment(e.known_at, 'al')}; un annuncio "
-            "può ancora cambiare."
-        )
-    else:  # PROJECTED
-        start = max(v.valid_from for v in rows)
-        text = (
-            f"{subject} è previsto pari a {shown} {on_t}, salvo modifiche: in vigore "
-            f"{_since(start, 'it')} senza modifiche annunciate, {known} ({backing})."
-        )
-    if e.precedence is not None:
-        overruled = "; ".join(
-            f"{format_value(v.value)} (fonte: {v.source})" for v in e.precedence.overruled
-        )
-        text += (
-            " Le fonti non concordavano; la regola di precedenza "
-            f"{' > '.join(e.precedence.rule.sources)} ha mantenuto {e.precedence.kept_source} "
-            f"e scartato {overruled}."
-        )
-    return text
+    return statement_for(evidence, _support_of(evidence), _PHRASEBOOKS[lang])
 
 
 def fact_citation(version: Version, language: str) -> str:
     """ "policy, valid from 2026-09-01" / "policy, valido dal 1° settembre 2026": where an
     admitted fact row comes from and since when."""
-    if check_language(language) == "en":
-        return f"{version.source}, valid from {version.valid_from}"
-    return f"{version.source}, valido {_italian_moment(version.valid_from, 'dal')}"
+    return _PHRASEBOOKS[check_language(language)].citation(version)
 
 
 def in_language(evidence: Evidence, language: str) -> Evidence:
