@@ -110,8 +110,51 @@ class _Lineage:
         self.note(kind, message, [external_id], [line])
 
     def version(self, line: int, row: Mapping[str, Any]) -> VersionRecord | None:
+        """The version line ``line`` describes, its anomalies noted; ``None`` when the line
+        is excluded (the reason recorded)."""
         m = self.mapping
         ext = _text(row, m.external_id_field) or f"line:{line}"
+        dates = self._dates(line, ext, row)
+        if dates is None:
+            return None
+        start, last, published = dates
+        period = self._period(line, ext, start, last)
+        if period is None:
+            return None
+        start, end = period
+        known, published = self._known_from(line, ext, start, last, published)
+        reference = self._reference(line, ext, row)
+        if Instant.from_date(start) > self.as_of:
+            self.note(
+                AnomalyKind.FUTURE_VERSION,
+                f"{ext} takes effect on {start}, after {self.as_of}",
+                [ext],
+                [line],
+            )
+        return VersionRecord(
+            lineage_id=self.lineage_id,
+            external_id=ext,
+            line_number=line,
+            valid_from=Instant.from_date(start),
+            valid_to=None if end is None else Instant.from_date(end),
+            valid_to_basis=None if end is None else "source",
+            known_from=Instant.from_date(known),
+            published=None if published is None else Instant.from_date(published),
+            reference=reference,
+            title=_text(row, m.title_field),
+            url=_text(row, m.url_field),
+            attributes=tuple(
+                (k, str(row[k])) for k in m.attribute_fields if row.get(k) is not None
+            ),
+            text=_text(row, m.text_field),
+        )
+
+    def _dates(
+        self, line: int, ext: str, row: Mapping[str, Any]
+    ) -> tuple[_dt.date | None, _dt.date | None, _dt.date | None] | None:
+        """The line's start, last day in force and publication date; a malformed one is
+        noted and ignored, but a malformed start excludes the line (``None``)."""
+        m = self.mapping
         dates: dict[str, _dt.date | None] = {}
         for name in (m.valid_from_field, m.valid_to_field, m.known_from_field):
             try:
@@ -124,11 +167,15 @@ class _Lineage:
                 self.note(
                     AnomalyKind.MALFORMED_DATE, f"{ext}: {name} {exc}; ignored", [ext], [line]
                 )
-        start, last, published = (
-            dates[m.valid_from_field],
-            dates[m.valid_to_field],
-            dates[m.known_from_field],
-        )
+        return dates[m.valid_from_field], dates[m.valid_to_field], dates[m.known_from_field]
+
+    def _period(
+        self, line: int, ext: str, start: _dt.date | None, last: _dt.date | None
+    ) -> tuple[_dt.date, _dt.date | None] | None:
+        """The half-open valid period ``[start, end)`` (the source's inclusive last day made
+        exclusive, when the mapping says so); ``None`` when the line has no start or ends
+        before it starts, and is excluded."""
+        m = self.mapping
         if start is None:
             self.exclude(
                 line,
@@ -147,6 +194,20 @@ class _Lineage:
                 f"({m.valid_from_field} {start})",
             )
             return None
+        return start, end
+
+    def _known_from(
+        self,
+        line: int,
+        ext: str,
+        start: _dt.date,
+        last: _dt.date | None,
+        published: _dt.date | None,
+    ) -> tuple[_dt.date, _dt.date | None]:
+        """When the version became known, and its publication date as kept: without a
+        plausible publication date it is known from its start (noted); one after the start
+        is kept and noted as retroactive."""
+        m = self.mapping
         known = published
         if published is None:
             self.note(
@@ -177,6 +238,12 @@ class _Lineage:
                 [line],
             )
         assert known is not None
+        return known, published
+
+    def _reference(self, line: int, ext: str, row: Mapping[str, Any]) -> str | None:
+        """The line's official reference, noted when missing or not in the corpus' format
+        (kept as given)."""
+        m = self.mapping
         reference = _text(row, m.reference_field)
         if m.reference_field is not None and reference is None:
             self.note(
@@ -190,30 +257,7 @@ class _Lineage:
                 [ext],
                 [line],
             )
-        if Instant.from_date(start) > self.as_of:
-            self.note(
-                AnomalyKind.FUTURE_VERSION,
-                f"{ext} takes effect on {start}, after {self.as_of}",
-                [ext],
-                [line],
-            )
-        return VersionRecord(
-            lineage_id=self.lineage_id,
-            external_id=ext,
-            line_number=line,
-            valid_from=Instant.from_date(start),
-            valid_to=None if end is None else Instant.from_date(end),
-            valid_to_basis=None if end is None else "source",
-            known_from=Instant.from_date(known),
-            published=None if published is None else Instant.from_date(published),
-            reference=reference,
-            title=_text(row, m.title_field),
-            url=_text(row, m.url_field),
-            attributes=tuple(
-                (k, str(row[k])) for k in m.attribute_fields if row.get(k) is not None
-            ),
-            text=_text(row, m.text_field),
-        )
+        return reference
 
     def order(self, versions: list[VersionRecord]) -> list[VersionRecord]:
         """Sort by start date (stable), reporting lines listed out of order."""

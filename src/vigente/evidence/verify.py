@@ -322,29 +322,12 @@ def _check_versions_cited(answer: Answer, facts: Facts, lang: Language) -> list[
             continue
         starts = date_of("excluded valid_from", row.get("valid_from"))
         for span in answer.citations_of(reference):
-            i = sentence_at(answer.bounds, span.start)
-            start, end = answer.bounds[i] if answer.bounds else (0, len(answer.text))
-            claim = IN_FORCE.search(answer.text, start, end)
-            if claim is None or NOT_IN_FORCE.search(answer.text, start, end):
+            claim, start, end = _claim_in_force(answer, span.start)
+            if claim is None:
                 continue
             if superseded:
-                named = isinstance(successor_ref, str)
-                if lang == "en":
-                    instead = f" {successor_ref}" if named else " a successor"
-                    ended = "revoked" if reason == "revoked" else "superseded"
-                    message = (
-                        f"{span.text!r} is cited as {claim.group(0)!r}, but it was {ended} "
-                        f"{asked}: cite{instead} as the version in force, or say that "
-                        f"{span.text} is no longer in force"
-                    )
-                else:
-                    instead = f" {successor_ref}" if named else " il successore"
-                    ended = participle("abrogat" if reason == "revoked" else "superat", reference)
-                    message = (
-                        f"{span.text!r} è {_cited(reference)} come {claim.group(0)!r}, ma "
-                        f"{asked}, risulta {ended}: citare{instead} come versione in vigore, "
-                        f"oppure dire che {span.text} non è più in vigore"
-                    )
+                message = _superseded_message(span, claim, reference, reason, successor_ref,
+                                              asked, lang)
                 findings.append(Finding(FindingCode.SUPERSEDED_AS_IN_FORCE, message, span))
                 flagged.add(span.start)
                 continue
@@ -354,41 +337,87 @@ def _check_versions_cited(answer: Answer, facts: Facts, lang: Language) -> list[
             if dated or ANNOUNCED.search(answer.text, start, end):
                 continue  # "Circular 12/2025 will be in force from 3 March 2025"
             flagged.add(span.start)
-            message = (
-                f"{span.text!r} is cited as {claim.group(0)!r}, but it is not in force "
-                f"{asked} ({reason}): cite the version in force "
-                f"({', '.join(in_force) or 'none is recorded for that date'}) or give "
-                "the date from which it applies"
-                if lang == "en"
-                else f"{span.text!r} è {_cited(reference)} come {claim.group(0)!r}, ma non è "
-                f"in vigore {asked} ({reason}): citare la versione in vigore "
-                f"({', '.join(in_force) or 'nessuna è registrata per quella data'}) oppure "
-                "indicare la data da cui si applica"
-            )
+            message = _not_in_force_message(span, claim, reference, reason, in_force, asked,
+                                            lang)
             findings.append(Finding(FindingCode.VALUE_NOT_ADMITTED, message, span))
     if facts.status == "missing" and facts.documents:
-        for ref in answer.references:
-            if ref.start in flagged:
-                continue
-            i = sentence_at(answer.bounds, ref.start)
-            start, end = answer.bounds[i] if answer.bounds else (0, len(answer.text))
-            claim = IN_FORCE.search(answer.text, start, end)
-            if claim is not None and not NOT_IN_FORCE.search(answer.text, start, end):
-                message = (
-                    f"{ref.text!r} is cited as {claim.group(0)!r}, but no version is in "
-                    f"force {asked}: say that none is recorded for that date"
-                    if lang == "en"
-                    else f"{ref.text!r} è {_cited(ref.text)} come {claim.group(0)!r}, ma nessuna "
-                    f"versione è in vigore {asked}: dire che per quella data non ne è "
-                    "registrata alcuna"
+        findings += _cited_when_none_in_force(answer, asked, lang, flagged)
+    return findings
+
+
+def _claim_in_force(answer: Answer, at: int) -> tuple[str | None, int, int]:
+    """The words of the sentence around ``at`` that claim a version in force (None when
+    there are none or the sentence also says "not in force"), and the sentence's bounds."""
+    i = sentence_at(answer.bounds, at)
+    start, end = answer.bounds[i] if answer.bounds else (0, len(answer.text))
+    claim = IN_FORCE.search(answer.text, start, end)
+    if claim is None or NOT_IN_FORCE.search(answer.text, start, end):
+        return None, start, end
+    return claim.group(0), start, end
+
+
+def _superseded_message(span: Span, claim: str, reference: str, reason: str,
+                        successor_ref: str | None, asked: str, lang: Language) -> str:
+    """How to fix a superseded or revoked version cited as in force."""
+    named = isinstance(successor_ref, str)
+    if lang == "en":
+        instead = f" {successor_ref}" if named else " a successor"
+        ended = "revoked" if reason == "revoked" else "superseded"
+        return (
+            f"{span.text!r} is cited as {claim!r}, but it was {ended} "
+            f"{asked}: cite{instead} as the version in force, or say that "
+            f"{span.text} is no longer in force"
+        )
+    instead = f" {successor_ref}" if named else " il successore"
+    ended = participle("abrogat" if reason == "revoked" else "superat", reference)
+    return (
+        f"{span.text!r} è {_cited(reference)} come {claim!r}, ma "
+        f"{asked}, risulta {ended}: citare{instead} come versione in vigore, "
+        f"oppure dire che {span.text} non è più in vigore"
+    )
+
+
+def _not_in_force_message(span: Span, claim: str, reference: str, reason: str,
+                          in_force: list[str], asked: str, lang: Language) -> str:
+    """How to fix a version not in force (not yet, or no longer) cited as in force."""
+    return (
+        f"{span.text!r} is cited as {claim!r}, but it is not in force "
+        f"{asked} ({reason}): cite the version in force "
+        f"({', '.join(in_force) or 'none is recorded for that date'}) or give "
+        "the date from which it applies"
+        if lang == "en"
+        else f"{span.text!r} è {_cited(reference)} come {claim!r}, ma non è "
+        f"in vigore {asked} ({reason}): citare la versione in vigore "
+        f"({', '.join(in_force) or 'nessuna è registrata per quella data'}) oppure "
+        "indicare la data da cui si applica"
+    )
+
+
+def _cited_when_none_in_force(answer: Answer, asked: str, lang: Language,
+                              flagged: set[int]) -> list[Finding]:
+    """The references cited as in force where no version is (the evidence is ``missing``),
+    but those already ``flagged`` (by their start)."""
+    findings: list[Finding] = []
+    for ref in answer.references:
+        if ref.start in flagged:
+            continue
+        claim, _, _ = _claim_in_force(answer, ref.start)
+        if claim is not None:
+            message = (
+                f"{ref.text!r} is cited as {claim!r}, but no version is in "
+                f"force {asked}: say that none is recorded for that date"
+                if lang == "en"
+                else f"{ref.text!r} è {_cited(ref.text)} come {claim!r}, ma nessuna "
+                f"versione è in vigore {asked}: dire che per quella data non ne è "
+                "registrata alcuna"
+            )
+            findings.append(
+                Finding(
+                    FindingCode.VALUE_NOT_ADMITTED,
+                    message,
+                    Span.of(answer.text, ref.start, ref.end),
                 )
-                findings.append(
-                    Finding(
-                        FindingCode.VALUE_NOT_ADMITTED,
-                        message,
-                        Span.of(answer.text, ref.start, ref.end),
-                    )
-                )
+            )
     return findings
 
 

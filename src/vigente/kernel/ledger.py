@@ -177,7 +177,33 @@ def _check_horizon(horizon: Instant | None, writes: Sequence[Write]) -> None:
 
 
 def _apply_round(store: Store, writes: Sequence[Write], offset: int) -> list[WriteResult]:
-    # The period each timeline's statements span: the only open snapshots they can touch.
+    """Apply one round of statements (``offset``: the position of its first in the batch):
+    read the open snapshots they can touch, plan every split in memory, write the plan in a
+    few calls, and say what each statement did."""
+    latest, open_now = _open_snapshots(store, writes)
+    plan = _plan(writes, offset, latest, open_now)
+    write_ids = _write_plan(store, plan)
+    # The results, while a server backend stores the round (its writes are not waited for).
+    return _results(plan, write_ids)
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What a round writes: the statements that change something (``changes``), with the
+    snapshots each closes (``touched_by``) and those it appends (``appended_by``), and per
+    statement of the round its index in ``changes``, or -1 when it changes nothing
+    (``position``)."""
+
+    changes: list[Write]
+    touched_by: list[list[_Snapshot]]
+    appended_by: list[list[_Snapshot]]
+    position: list[int]
+
+
+def _open_snapshots(store: Store, writes: Sequence[Write]
+                    ) -> tuple[dict[Timeline, Instant | None], dict[Timeline, list[_Snapshot]]]:
+    """Each timeline's latest knowledge time and its open snapshots over the period its
+    statements span (the only ones they can touch), read in one call each."""
     spans: dict[Timeline, tuple[Instant, Instant | None]] = {}
     for w in writes:
         timeline = Timeline(w.lineage, w.scope, w.source)
@@ -196,9 +222,13 @@ def _apply_round(store: Store, writes: Sequence[Write], offset: int) -> list[Wri
         timeline: [_Snapshot(v.value_json, v.valid_from, v.valid_to, stored=v) for v in versions]
         for timeline, versions in zip(order, found, strict=True)
     }
+    return latest, open_now
 
-    # Plan every statement in order against the open snapshots as the statements before it
-    # left them (the store is not written yet).
+
+def _plan(writes: Sequence[Write], offset: int, latest: dict[Timeline, Instant | None],
+          open_now: dict[Timeline, list[_Snapshot]]) -> _Plan:
+    """Plan every statement in order against the open snapshots as the statements before it
+    left them (the store is not written yet); ``latest`` and ``open_now`` are updated."""
     changes: list[Write] = []
     touched_by: list[list[_Snapshot]] = []
     appended_by: list[list[_Snapshot]] = []
@@ -245,13 +275,17 @@ def _apply_round(store: Store, writes: Sequence[Write], offset: int) -> list[Wri
         changes.append(w)
         touched_by.append(touched)
         appended_by.append(parts)
+    return _Plan(changes, touched_by, appended_by, position)
 
-    # Write the round: its journal entries (their ids name the new snapshots), the closing of
-    # stored snapshots, and the new snapshots, already closed when a later statement of the
-    # round closed them.
+
+def _write_plan(store: Store, plan: _Plan) -> list[int]:
+    """Write a round's plan: its journal entries (their ids, returned, name the new
+    snapshots), the closing of stored snapshots, and the new snapshots, already closed when a
+    later statement of the round closed them."""
+    changes, touched_by = plan.changes, plan.touched_by
     write_ids = store.append_writes(changes) if changes else []
     new_versions: list[Version] = []
-    for number, parts in enumerate(appended_by):
+    for number, parts in enumerate(plan.appended_by):
         w = changes[number]
         for s in parts:
             # As stored: closed already when a later statement of the round closed it.
@@ -269,10 +303,15 @@ def _apply_round(store: Store, writes: Sequence[Write], offset: int) -> list[Wri
         store.close_versions_at(closes)
     if new_versions:
         store.append_versions(new_versions)
+    return write_ids
 
-    # The results, while a server backend stores the round (its writes are not waited for).
+
+def _results(plan: _Plan, write_ids: list[int]) -> list[WriteResult]:
+    """What each statement of a written round did: the snapshots it closed (as closed now) and
+    those it appended (as the statement left them)."""
+    changes, touched_by, appended_by = plan.changes, plan.touched_by, plan.appended_by
     results: list[WriteResult] = []
-    for number in position:
+    for number in plan.position:
         if number < 0:
             results.append(WriteResult(None, (), ()))
             continue

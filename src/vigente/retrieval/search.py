@@ -46,6 +46,7 @@ from vigente.time import Instant, TimeLike, current_instant
 if TYPE_CHECKING:
     from vigente.kernel.knowledge import Knowledge
     from vigente.records.documents import DocumentVersion
+    from vigente.store.base import Store
 
 __all__ = ["ALL_SCOPES", "AllScopes", "Mode", "Ranked", "Retrieval"]
 
@@ -434,12 +435,56 @@ class Retrieval:
         time); passages without a vector for the model are only reported in ``notes``.
         """
         check_language(language)  # before anything is indexed or recorded
-        vg = self._knowledge
         found: QueryDate | None = None
         if date_from_query and isinstance(text, str):
             found = _date_from_query(text)
         matched = text if found is None else found.text
         terms, fields, used, embedder = self._prepare(matched, k, mode)
+        t, k_at = self._dates(found, valid_at, known_at, now, date_from_query)
+        the_scope = _scope(scope)
+        notes = self._catch_up()
+        vector = self._query_vector(matched, embedder, notes)
+        filtered = CandidateQuery(t, k_at, the_scope, include_superseded, k)
+        snapshots = _Snapshots(self._store, t, k_at)
+        ranked = self._rank(terms, vector, filtered, k, used,
+                            snapshots.collapse if include_superseded else None, fields)
+        baseline = self._rank(terms, vector, replace(filtered, valid_at=None, known_at=None,
+                                                     include_superseded=False), k, used,
+                              fields=fields) if explain else []
+        snapshots.load([r.candidate.claim_id for r in ranked + baseline])
+        builder = HitBuilder(self._store, t, k_at, language, snapshots.by_claim,
+                             include_superseded)
+        hits, excluded = builder.build(ranked, baseline)
+        result = SearchResult(
+            query=text, matched_text=matched, valid_at=t, known_at=k_at, scope=the_scope, k=k,
+            mode=used, model_id=None if embedder is None else embedder.model_id,
+            include_superseded=include_superseded,
+            date_phrase=None if found is None else found.phrase,
+            hits=tuple(hits), excluded=tuple(excluded), notes=tuple(notes),
+        )
+        if record:
+            result = self._recorded(result, text)
+        telemetry.record_search(used)
+        telemetry.annotate({
+            "vigente.search.mode": used, "vigente.search.k": k,
+            "vigente.search.hits": len(hits), "vigente.search.excluded": len(excluded),
+            "vigente.valid_at": t.isoformat(), "vigente.known_at": k_at.isoformat(),
+            "vigente.decision.id": result.decision_id})
+        return result
+
+    def _recorded(self, result: SearchResult, text: str) -> SearchResult:
+        """``result`` recorded as a decision naming the versions it admitted, with its id."""
+        payload = result.as_dict()
+        payload["admitted"] = [{"version_id": h.version_id} for h in result.hits]
+        decision_id = self._knowledge.record_decision("search", text[:200], payload)
+        return replace(result, decision_id=decision_id)
+
+    def _dates(self, found: QueryDate | None, valid_at: TimeLike | None,
+               known_at: TimeLike | None, now: TimeLike | None, date_from_query: bool
+               ) -> tuple[Instant, Instant]:
+        """The valid date a search is at (the one the question names, when ``found``) and its
+        knowledge date, checked and fixed as an answer's (``now``: the caller's clock)."""
+        vg = self._knowledge
         if found is not None:
             t = found.valid_at
         elif valid_at is None:
@@ -453,79 +498,20 @@ class Retrieval:
         k_at = current if known_at is None else vg.instant(known_at)
         vg.check_knowledge_date(k_at, current)
         vg.fix_answer(k_at, current, pinned=now is not None)
-        the_scope = _scope(scope)
-        notes = self._catch_up()
-        vector = None
-        if embedder is not None:
-            vector = (embedder.model_id, embedder.embed([matched])[0].tobytes())
-            missing = self._missing_vectors(embedder.model_id)
-            if missing:
-                notes.append(f"{missing} passages have no vector for {embedder.model_id}: "
-                             "run `vigente index` to embed them")
-        filtered = CandidateQuery(t, k_at, the_scope, include_superseded, k)
-        snapshots: dict[int, list[Version]] = {}
+        return t, k_at
 
-        def load_snapshots(ids: Sequence[int]) -> None:
-            wanted = [i for i in ids if i not in snapshots]
-            for claim_id in wanted:
-                snapshots[claim_id] = []
-            for claim_id, snapshot in self._store.claim_snapshots(wanted):
-                snapshots[claim_id].append(snapshot)
-
-        def in_force(r: Ranked) -> bool:
-            return any(admissibility(s, s.scope, t, k_at) is None
-                       for s in snapshots[r.candidate.claim_id])
-
-        def collapse(ranked: list[Ranked]) -> list[Ranked]:
-            # The same passage in several versions of one lineage: keep the one in force, else
-            # the latest, at the best rank any of them had.
-            load_snapshots([r.candidate.claim_id for r in ranked])
-            groups: dict[tuple[str, str, str], list[Ranked]] = {}
-            for r in ranked:
-                c = r.candidate
-                groups.setdefault((c.claim.lineage, c.claim.scope.key, c.content_hash),
-                                  []).append(r)
-            kept = []
-            for members in groups.values():
-                best = max(members, key=lambda r: (
-                    in_force(r),
-                    max((s.valid_from.micros for s in snapshots[r.candidate.claim_id]),
-                        default=0),
-                ))
-                kept.append((members[0], best))
-            merged = [replace(best, score=first.score, lexical_rank=first.lexical_rank,
-                              semantic_rank=first.semantic_rank) for first, best in kept]
-            # Equally relevant (one title naming several versions): the one in force first.
-            runs = itertools.groupby(merged, key=lambda r: r.score)
-            return [r for _, run in runs for r in sorted(run, key=lambda r: not in_force(r))]
-
-        ranked = self._rank(terms, vector, filtered, k, used,
-                            collapse if include_superseded else None, fields)
-        baseline = self._rank(terms, vector, replace(filtered, valid_at=None, known_at=None,
-                                                     include_superseded=False), k, used,
-                              fields=fields) if explain else []
-        load_snapshots([r.candidate.claim_id for r in ranked + baseline])
-        builder = HitBuilder(self._store, t, k_at, language, snapshots, include_superseded)
-        hits, excluded = builder.build(ranked, baseline)
-        result = SearchResult(
-            query=text, matched_text=matched, valid_at=t, known_at=k_at, scope=the_scope, k=k,
-            mode=used, model_id=None if embedder is None else embedder.model_id,
-            include_superseded=include_superseded,
-            date_phrase=None if found is None else found.phrase,
-            hits=tuple(hits), excluded=tuple(excluded), notes=tuple(notes),
-        )
-        if record:
-            payload = result.as_dict()
-            payload["admitted"] = [{"version_id": h.version_id} for h in hits]
-            decision_id = self._knowledge.record_decision("search", text[:200], payload)
-            result = replace(result, decision_id=decision_id)
-        telemetry.record_search(used)
-        telemetry.annotate({
-            "vigente.search.mode": used, "vigente.search.k": k,
-            "vigente.search.hits": len(hits), "vigente.search.excluded": len(excluded),
-            "vigente.valid_at": t.isoformat(), "vigente.known_at": k_at.isoformat(),
-            "vigente.decision.id": result.decision_id})
-        return result
+    def _query_vector(self, matched: str, embedder: Embedder | None, notes: list[str]
+                      ) -> tuple[str, bytes] | None:
+        """The query's vector for the model (none without one), with a note when passages
+        have no vector for it yet."""
+        if embedder is None:
+            return None
+        vector = (embedder.model_id, embedder.embed([matched])[0].tobytes())
+        missing = self._missing_vectors(embedder.model_id)
+        if missing:
+            notes.append(f"{missing} passages have no vector for {embedder.model_id}: "
+                         "run `vigente index` to embed them")
+        return vector
 
     def _catch_up(self) -> list[str]:
         """Bring the lexical index up to date before a search, and say so when it was behind.
@@ -558,6 +544,59 @@ class Retrieval:
             cached = self._missing[model_id] = max(0, stats.passages
                                                    - stats.vectors.get(model_id, 0))
         return cached
+
+
+class _Snapshots:
+    """The kernel snapshots of the claims one search ranks at ``(t, k)``, each claim's read
+    once, and what they decide: whether a ranked passage's claim is in force, which version of
+    a passage a lineage repeats is kept."""
+
+    __slots__ = ("_k", "_store", "_t", "by_claim")
+
+    def __init__(self, store: Store, t: Instant, k: Instant) -> None:
+        self._store = store
+        self._t = t
+        self._k = k
+        self.by_claim: dict[int, list[Version]] = {}
+
+    def load(self, ids: Sequence[int]) -> None:
+        """Read the snapshots of the claims not read yet."""
+        snapshots = self.by_claim
+        wanted = [i for i in ids if i not in snapshots]
+        for claim_id in wanted:
+            snapshots[claim_id] = []
+        for claim_id, snapshot in self._store.claim_snapshots(wanted):
+            snapshots[claim_id].append(snapshot)
+
+    def in_force(self, r: Ranked) -> bool:
+        """True when a snapshot of the passage's claim is admissible at ``(t, k)``."""
+        t, k = self._t, self._k
+        return any(admissibility(s, s.scope, t, k) is None
+                   for s in self.by_claim[r.candidate.claim_id])
+
+    def collapse(self, ranked: list[Ranked]) -> list[Ranked]:
+        """The same passage in several versions of one lineage: keep the one in force, else
+        the latest, at the best rank any of them had."""
+        self.load([r.candidate.claim_id for r in ranked])
+        snapshots, in_force = self.by_claim, self.in_force
+        groups: dict[tuple[str, str, str], list[Ranked]] = {}
+        for r in ranked:
+            c = r.candidate
+            groups.setdefault((c.claim.lineage, c.claim.scope.key, c.content_hash),
+                              []).append(r)
+        kept = []
+        for members in groups.values():
+            best = max(members, key=lambda r: (
+                in_force(r),
+                max((s.valid_from.micros for s in snapshots[r.candidate.claim_id]),
+                    default=0),
+            ))
+            kept.append((members[0], best))
+        merged = [replace(best, score=first.score, lexical_rank=first.lexical_rank,
+                          semantic_rank=first.semantic_rank) for first, best in kept]
+        # Equally relevant (one title naming several versions): the one in force first.
+        runs = itertools.groupby(merged, key=lambda r: r.score)
+        return [r for _, run in runs for r in sorted(run, key=lambda r: not in_force(r))]
 
 
 def _scope(scope: ScopeArg) -> Scope | None:

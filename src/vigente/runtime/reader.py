@@ -119,6 +119,9 @@ CONTEXT_KINDS = ("message", "tool_call", "artifact", "memory", "user_memory", "s
                  "checkpoint")
 _BATCH = 5_000
 
+#: The records a participant reaches, by ``seq``: each with how it reached them.
+_Rows = dict[int, tuple[RuntimeRecord, str]]
+
 
 def group_key(branch: str | None, participant: str | None, visibility: str | None) -> str:
     """The read index's group of a record: its branch, owner and visibility."""
@@ -260,7 +263,23 @@ class RuntimeReads:
         k = self._at(known_at)
         chain = (list(ancestry) if ancestry is not None
                  else self.ancestry(conversation, branch, known_at=k))
-        rows: dict[int, tuple[RuntimeRecord, str]] = {}
+        rows = self._on_branches(conversation, chain, participant, k, since, read)
+        grants = self._add_reachable(conversation, participant, k, since, read, granted, rows)
+        if since or include:
+            self._add_named(conversation, chain, participant, k, include, rows)
+        if grants:
+            self._add_granted(conversation, grants, k, rows)
+        visible, hidden = self._sort_out(conversation, [rows[s] for s in sorted(rows)], run, k)
+        return Candidates(conversation, branch, participant, k, tuple(chain), tuple(visible),
+                          tuple(hidden))
+
+    def _on_branches(self, conversation: str, chain: list[tuple[str, int | None]],
+                     participant: str, k: Instant, since: int,
+                     read: Sequence[RuntimeRecord] | None) -> _Rows:
+        """The records visible to ``participant`` along the ancestry, each with its reach
+        (``own`` or ``branch``; ``conversation`` too when taken from what the caller has
+        ``read``)."""
+        rows: _Rows = {}
         if read is None:
             for b, upto in chain:
                 for r in self.store.runtime_branch_records(conversation, b, upto, participant,
@@ -272,6 +291,13 @@ class RuntimeReads:
                 reach = _reach(r, windows, participant) if r.kind in CONTEXT_KINDS else None
                 if reach is not None:
                     rows[r.seq] = (r, reach)
+        return rows
+
+    def _add_reachable(self, conversation: str, participant: str, k: Instant, since: int,
+                       read: Sequence[RuntimeRecord] | None,
+                       granted: Sequence[RuntimeRecord] | None, rows: _Rows) -> dict[str, str]:
+        """Add to ``rows`` the records visible to the whole conversation; the ids shared with
+        or promoted to ``participant``, with how (``shared`` or ``promoted``)."""
         grants: dict[str, str] = {}
         if read is not None and granted is not None:  # as runtime_reachable, from these
             reachable = [*(r for r in read if r.visibility == "conversation"),
@@ -285,30 +311,45 @@ class RuntimeReads:
                 grants[r.target_id] = "shared" if r.kind == "share" else "promoted"
             elif r.seq not in rows:  # visible to every branch, fork points regardless
                 rows[r.seq] = (r, "conversation")
-        if since or include:
-            held = {r.record_id for r, _ in rows.values() if r.kind == "tool_call"}
-            wanted: set[str] = set(include) | {
-                r.target_id for r, _ in rows.values()
-                if r.kind == "artifact" and r.target_id is not None
-                and r.target_id not in held}
-            if wanted:
-                windows = dict(chain)
-                for r in self.store.runtime_records(conversation, record_ids=sorted(wanted),
-                                                    target_ids=sorted(wanted), known_at=k):
-                    if r.seq in rows or r.kind in ("share", "promotion", "link"):
-                        continue
-                    reach = _reach(r, windows, participant)
-                    if reach is not None:
-                        rows[r.seq] = (r, reach)
-        if grants:
-            for r in self.store.runtime_records(conversation, record_ids=list(grants),
-                                                target_ids=list(grants), known_at=k):
-                if r.kind in ("share", "promotion", "link"):
+        return grants
+
+    def _add_named(self, conversation: str, chain: list[tuple[str, int | None]],
+                   participant: str, k: Instant, include: Sequence[str], rows: _Rows) -> None:
+        """Add to ``rows`` the visible records ``include`` names and the calls of the results
+        in ``rows`` (a read from a horizon holds results whose calls came before it)."""
+        held = {r.record_id for r, _ in rows.values() if r.kind == "tool_call"}
+        wanted: set[str] = set(include) | {
+            r.target_id for r, _ in rows.values()
+            if r.kind == "artifact" and r.target_id is not None
+            and r.target_id not in held}
+        if wanted:
+            windows = dict(chain)
+            for r in self.store.runtime_records(conversation, record_ids=sorted(wanted),
+                                                target_ids=sorted(wanted), known_at=k):
+                if r.seq in rows or r.kind in ("share", "promotion", "link"):
                     continue
-                ref = r.record_id if r.record_id in grants else r.target_id
-                assert ref is not None
-                rows[r.seq] = (r, grants[ref])  # the grant is what lets it through
-        records = [rows[s] for s in sorted(rows)]
+                reach = _reach(r, windows, participant)
+                if reach is not None:
+                    rows[r.seq] = (r, reach)
+
+    def _add_granted(self, conversation: str, grants: dict[str, str], k: Instant,
+                     rows: _Rows) -> None:
+        """Add to ``rows`` the records shared with or promoted to the participant (a call's
+        grant reaches its results), reached through the grant."""
+        for r in self.store.runtime_records(conversation, record_ids=list(grants),
+                                            target_ids=list(grants), known_at=k):
+            if r.kind in ("share", "promotion", "link"):
+                continue
+            ref = r.record_id if r.record_id in grants else r.target_id
+            assert ref is not None
+            rows[r.seq] = (r, grants[ref])  # the grant is what lets it through
+
+    def _sort_out(self, conversation: str, records: list[tuple[RuntimeRecord, str]],
+                  run: str | None, k: Instant
+                  ) -> tuple[list[Candidate], list[tuple[Any, str]]]:
+        """The records reached, in ``seq`` order, as candidates with their links, staleness
+        and call status, and those policy keeps from a model (``audit_only``,
+        ``not_promoted``)."""
         # the runs, memory links and call results of the records: one read
         calls = [r.record_id for r, _ in records if r.kind == "tool_call"]
         related = self._related(
@@ -334,8 +375,7 @@ class RuntimeReads:
                 bool(getattr(node, "stale_after", None) is not None
                      and k >= node.stale_after),
                 status.get(r.record_id)))
-        return Candidates(conversation, branch, participant, k, tuple(chain), tuple(visible),
-                          tuple(hidden))
+        return visible, hidden
 
     def _related(self, conversation: str, run_ids: set[str], memory_ids: list[str],
                  call_ids: list[str], k: Instant

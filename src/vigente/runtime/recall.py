@@ -284,30 +284,37 @@ class Recall:
         (:meth:`~vigente.runtime.reader.RuntimeReads.ancestry`; the conversation and the branch
         are then known to exist), ``participants``, its participants' ``(id, label)``, and
         ``granted``, its share and promotion records."""
-        if not isinstance(query, str) or not query.strip():
-            raise InvalidInput("a recall needs a query: the words to look for")
-        if len(query) > MAX_QUERY_CHARS:
-            raise InvalidInput(f"the query is {len(query)} characters long; at most "
-                               f"{MAX_QUERY_CHARS} are searched: shorten it")
-        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
-            raise InvalidInput(f"k must be a whole number from 1 to {MAX_K}, not {k!r}")
-        if mode not in RECALL_MODES:
-            raise InvalidInput(f"unknown recall mode {mode!r}: use one of "
-                               f"{', '.join(RECALL_MODES)}")
-        if (conversation is None) == (account is None):
-            raise InvalidInput("name what to search: a conversation (--conversation) or all "
-                               "of an account's conversations (--account), not both")
-        if (branch is None) != (participant is None):
-            raise InvalidInput("--branch and --participant go together: a recall sees what "
-                               "one participant could see on one branch")
-        if branch is not None and conversation is None:
-            raise InvalidInput("--branch and --participant name a branch of one conversation: "
-                               "give --conversation with them")
-        if (ancestry is not None or participants is not None or granted is not None) and (
-                conversation is None or branch is None):
-            raise InvalidInput("ancestry, participants and granted are what was read of the "
-                               "branch of one conversation: give conversation and branch")
+        _check_recall(query, k, mode, conversation, account, branch, participant,
+                      read_ahead=not (ancestry is None and participants is None
+                                      and granted is None))
         k_at = self.reads._at(known_at)
+        conversations, scope, chain = self._scope(conversation, account, branch, participant,
+                                                  k_at, ancestry)
+        notes: list[str] = []
+        embedder = self._caught_up(conversations, mode, notes)
+        used = "lexical" if embedder is None else ("semantic" if mode == "semantic"
+                                                   else "hybrid")
+        window = time_window(query, k_at)
+        ranker = _Ranker(self.store, conversations, k_at.micros, exclude_seqs=(
+            {(conversation, s) for s in exclude} if conversation is not None else set()))
+        lists = self._rankings(ranker, query, window, mode, embedder, conversations, notes)
+        person = _person(query, self.reads, conversations, k_at, participants)
+        fused = _fuse(lists, ranker, person)
+        hits = self._visible(fused, k, conversation, branch, participant, k_at, chain, granted)
+        telemetry.record_recall(used, len(hits))
+        telemetry.annotate({
+            "vigente.recall.mode": used, "vigente.recall.k": k, "vigente.recall.hits": len(hits),
+            "vigente.recall.conversations": len(conversations),
+            "gen_ai.conversation.id": conversation, "vigente.branch.id": branch,
+            "vigente.participant.id": participant, "vigente.known_at": k_at.isoformat()})
+        return RecallResult(query, k_at, tuple(hits), tuple(notes), used, scope)
+
+    def _scope(self, conversation: str | None, account: str | None, branch: str | None,
+               participant: str | None, k_at: Instant,
+               ancestry: Sequence[tuple[str, int | None]] | None
+               ) -> tuple[list[str], dict[str, Any], list[tuple[str, int | None]]]:
+        """The conversations searched, the scope as the result names it, and the branch's
+        ancestry (empty without a branch); an unknown conversation or branch is refused."""
         if conversation is not None:
             if ancestry is None:
                 self.reads.conversation(conversation)
@@ -323,7 +330,13 @@ class Recall:
             # an unknown branch is refused here, before anything is searched
             chain = (list(ancestry) if ancestry is not None
                      else self.reads.ancestry(conversation, branch, known_at=k_at))
-        notes: list[str] = []
+        return conversations, scope, chain
+
+    def _caught_up(self, conversations: list[str], mode: str, notes: list[str]
+                   ) -> Embedder | None:
+        """The embedder ``mode`` ranks by meaning with (None: words only, said in
+        ``notes`` when the model is missing), each conversation's index and vectors caught
+        up."""
         embedder = self._embedder_for(mode)
         if mode == "auto" and embedder is None:
             notes.append("ranked by words only: the embedding model is not installed "
@@ -332,12 +345,16 @@ class Recall:
             self.catch_up(c)
             if embedder is not None:
                 self.embed_missing(c, embedder)
-        used = "lexical" if embedder is None else ("semantic" if mode == "semantic"
-                                                   else "hybrid")
-        window = time_window(query, k_at)
+        return embedder
+
+    def _rankings(self, ranker: _Ranker, query: str, window: TimeWindow | None, mode: str,
+                  embedder: Embedder | None, conversations: list[str], notes: list[str]
+                  ) -> list[tuple[str, list[tuple[str, int]]]]:
+        """The ranked lists to fuse: by words (unless ``semantic``), by meaning (with an
+        embedder) and by time (when the query names a window; a window anchored on an event,
+        "before the move", starts or ends at the record that best says the event); each
+        window is described in ``notes``."""
         text = window.text if window is not None and window.text.strip() else query
-        ranker = _Ranker(self.store, conversations, k_at.micros, exclude_seqs=(
-            {(conversation, s) for s in exclude} if conversation is not None else set()))
         # the ranking by meaning runs beside the one by words (the model and numpy release
         # the GIL) on vectors read here: the thread never touches the store, so a recall
         # inside the caller's transaction cannot wait on itself
@@ -358,16 +375,7 @@ class Recall:
                 notes.append(window.describe())
             if window.start is not None or window.end is not None:
                 lists.append(("time", ranker.between(window)))
-        person = _person(query, self.reads, conversations, k_at, participants)
-        fused = _fuse(lists, ranker, person)
-        hits = self._visible(fused, k, conversation, branch, participant, k_at, chain, granted)
-        telemetry.record_recall(used, len(hits))
-        telemetry.annotate({
-            "vigente.recall.mode": used, "vigente.recall.k": k, "vigente.recall.hits": len(hits),
-            "vigente.recall.conversations": len(conversations),
-            "gen_ai.conversation.id": conversation, "vigente.branch.id": branch,
-            "vigente.participant.id": participant, "vigente.known_at": k_at.isoformat()})
-        return RecallResult(query, k_at, tuple(hits), tuple(notes), used, scope)
+        return lists
 
     def _visible(self, fused: list[tuple[RecallDoc, float, tuple[str, ...]]], k: int,
                  conversation: str | None, branch: str | None, participant: str | None,
@@ -394,6 +402,35 @@ class Recall:
                 if len(out) == k:
                     break
         return out
+
+
+def _check_recall(query: str, k: int, mode: str, conversation: str | None,
+                  account: str | None, branch: str | None, participant: str | None, *,
+                  read_ahead: bool) -> None:
+    """Refuse a recall that cannot be answered, saying what to give instead
+    (``read_ahead``: the caller passed what it has read of a branch)."""
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInput("a recall needs a query: the words to look for")
+    if len(query) > MAX_QUERY_CHARS:
+        raise InvalidInput(f"the query is {len(query)} characters long; at most "
+                           f"{MAX_QUERY_CHARS} are searched: shorten it")
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+        raise InvalidInput(f"k must be a whole number from 1 to {MAX_K}, not {k!r}")
+    if mode not in RECALL_MODES:
+        raise InvalidInput(f"unknown recall mode {mode!r}: use one of "
+                           f"{', '.join(RECALL_MODES)}")
+    if (conversation is None) == (account is None):
+        raise InvalidInput("name what to search: a conversation (--conversation) or all "
+                           "of an account's conversations (--account), not both")
+    if (branch is None) != (participant is None):
+        raise InvalidInput("--branch and --participant go together: a recall sees what "
+                           "one participant could see on one branch")
+    if branch is not None and conversation is None:
+        raise InvalidInput("--branch and --participant name a branch of one conversation: "
+                           "give --conversation with them")
+    if read_ahead and (conversation is None or branch is None):
+        raise InvalidInput("ancestry, participants and granted are what was read of the "
+                           "branch of one conversation: give conversation and branch")
 
 
 def _person(query: str, reads: RuntimeReads, conversations: Sequence[str], k_at: Instant,

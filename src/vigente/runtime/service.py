@@ -10,7 +10,6 @@ a self-superseding memory are refused with what to do instead.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as _dt
 import json
 import threading
@@ -22,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 from vigente import telemetry
 from vigente.errors import FutureKnowledgeError, InvalidInput, RuntimeHistoryConflict
 from vigente.records.runtime import (
-    FRESHNESS,
     MODES,
     PRIVACY,
     PROMOTION_AS,
@@ -32,7 +30,6 @@ from vigente.records.runtime import (
     ContentRef,
     ContinuationCheckpoint,
     Conversation,
-    Link,
     Message,
     ModelRun,
     Node,
@@ -50,6 +47,8 @@ from vigente.records.runtime import (
     to_record,
 )
 from vigente.records.values import Scope, check_name
+from vigente.runtime import memories
+from vigente.runtime.arguments import one_of, string_list, utf8_text
 from vigente.runtime.content import (
     COUNT_AT_IMPORT,
     INLINE_LIMIT,
@@ -58,19 +57,11 @@ from vigente.runtime.content import (
     reference,
     replay_text,
 )
-from vigente.runtime.extract import (
-    DefaultExtractor,
-    Extractor,
-    decodes_to,
-    parse_exact,
-    reading,
-    unheld,
-)
+from vigente.runtime.extract import DefaultExtractor, Extractor
 from vigente.runtime.reader import RuntimeReads
-from vigente.runtime.redact import Redaction, redact_content
 from vigente.runtime.trust import check_names
 from vigente.store.base import Store
-from vigente.time import MAX_MICROS, Instant, TimeLike, current_instant
+from vigente.time import Instant, TimeLike, current_instant
 
 if TYPE_CHECKING:
     from vigente.runtime.events import RuntimeImportReport
@@ -91,31 +82,6 @@ _FINAL = ("succeeded", "failed")
 _NO_SCOPE = Scope.of(None)
 _REFERABLE = ("message", "run", "tool_call", "artifact", "memory", "user_memory",
               "skill_state", "checkpoint")
-
-
-def _choice(name: str, value: str, allowed: Sequence[str]) -> str:
-    if value not in allowed:
-        raise InvalidInput(f"unknown {name} {value!r}: use one of {', '.join(allowed)}")
-    return value
-
-
-def _text(name: str, value: object) -> str:
-    if not isinstance(value, str):
-        raise InvalidInput(f"{name} must be a string, got {type(value).__name__}")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidInput(f"{name} is not valid UTF-8 text: re-encode it (raw binary output "
-                           "belongs in a tool result)") from None
-    return value
-
-
-def _names(name: str, values: Sequence[str] | None) -> tuple[str, ...]:
-    if values is None:
-        return ()
-    if isinstance(values, str) or not all(isinstance(v, str) for v in values):
-        raise InvalidInput(f"{name} must be a list of strings")
-    return tuple(values)
 
 
 class _Unit:
@@ -306,7 +272,7 @@ class Runtime(RuntimeReads):
             if existing:
                 raise InvalidInput(f"conversation {conversation!r} already exists: use a new id")
             node = Conversation(conversation, account, self._known(conversation, at),
-                                None if title is None else _text("title", title))
+                                None if title is None else utf8_text("title", title))
             self.store.append_runtime_conversation(node)
             unit = self._unit()
             if unit is not None:
@@ -379,7 +345,7 @@ class Runtime(RuntimeReads):
             self._one(conversation, ["branch"], branch, "branch", "record the branch first")
             self._one(conversation, ["participant"], participant, "participant",
                       "record the participant first")
-            _choice("mode", mode, MODES)
+            one_of("mode", mode, MODES)
             if parent_run is not None:
                 self._run(conversation, parent_run)
             node = ModelRun(conversation, run, self._known(conversation, at), branch,
@@ -397,7 +363,7 @@ class Runtime(RuntimeReads):
             self._conversation(conversation)
             self._absent(conversation, ["message"], message, "message")
             self._one(conversation, ["branch"], branch, "branch", "record the branch first")
-            _choice("role", role, ("system", "user", "assistant"))
+            one_of("role", role, ("system", "user", "assistant"))
             participant = None
             visibility = "branch"
             if run is not None:
@@ -409,7 +375,7 @@ class Runtime(RuntimeReads):
                 if owner.parent_run is not None:
                     visibility = "participant"
             node = Message(conversation, message, self._known(conversation, at), branch, role,
-                           _text("content", content), run, participant, visibility)
+                           utf8_text("content", content), run, participant, visibility)
             self._append(node)
         return node
 
@@ -427,7 +393,7 @@ class Runtime(RuntimeReads):
                 raise InvalidInput("tool call arguments must be a JSON object")
             args = dict(arguments)
             if raw_arguments is not None:
-                args = {**args, "__raw__": _text("raw arguments", raw_arguments)}
+                args = {**args, "__raw__": utf8_text("raw arguments", raw_arguments)}
             json.dumps(args, allow_nan=False)
             node = ToolCall(conversation, call, self._known(conversation, at), run,
                             owner.branch_id, owner.participant_id, check_name("tool name", name),
@@ -442,9 +408,9 @@ class Runtime(RuntimeReads):
                            derive: bool = True, at: TimeLike | None = None) -> ToolArtifact:
         """Keep a call's raw result (or error) as its artifact before anything truncates it;
         a successful result gets a memory from the extractor unless ``derive`` is false."""
-        _choice("status", status, STATUSES)
-        _choice("privacy", privacy, PRIVACY)
-        _choice("visibility", visibility, VISIBILITY)
+        one_of("status", status, STATUSES)
+        one_of("privacy", privacy, PRIVACY)
+        one_of("visibility", visibility, VISIBILITY)
         with self.transaction():
             self._conversation(conversation)
             found = self._find(conversation, ["tool_call"], record_ids=[call])
@@ -479,7 +445,7 @@ class Runtime(RuntimeReads):
                 (), active, provider, tool_version, status == "failed")
             nodes: list[Node] = [node]
             if derive and status == "succeeded":
-                memory = self._derived_memory(node, arg_bytes, result_bytes)
+                memory = memories.derived_memory(self, node, arg_bytes, result_bytes)
                 if memory is not None:
                     nodes.append(memory)
             self._append(*nodes)
@@ -498,54 +464,6 @@ class Runtime(RuntimeReads):
         text = replay_text(data, ref.encoding)
         self.store.put_runtime_content_tokens(
             conversation, [(ref.sha256, c.name, c.count(text)) for c in self.token_counters])
-
-    def _derived_memory(self, artifact: ToolArtifact, arguments: bytes, result: bytes
-                        ) -> ToolMemory | None:
-        # the extractor reads the result with its credentials taken out (runtime/redact.py):
-        # a memory is model-facing; the artifact keeps the raw bytes for the audit
-        redactions: tuple[Redaction, ...] = ()
-        if artifact.result_ref.encoding != "binary":
-            text, redactions = redact_content(result.decode("utf-8"),
-                                              artifact.result_ref.encoding)
-            if redactions:
-                result = text.encode("utf-8")
-        with reading(result):  # the result is parsed once, for all three
-            extraction = self.extractor.extract(artifact.tool_name, artifact.status,
-                                                arguments, result)
-            if extraction is None:
-                return None
-            parsed = parse_exact(result)
-            lossless = (bool(extraction.facts) and not redactions
-                        and decodes_to(extraction.facts, result))
-        freshness = "scoped"
-        form = None if parsed is None else "object" if isinstance(parsed[0], dict) else "value"
-        return ToolMemory(
-            artifact.conversation_id, f"{artifact.id}#memory", artifact.known_from,
-            summary=extraction.summary, sources=(artifact.id,),
-            source_tools=(artifact.tool_name,), facts=extraction.facts,
-            branch_id=artifact.branch_id, participant_id=artifact.participant_id,
-            run_id=artifact.run_id, confidence=extraction.confidence,
-            confidence_source=self.extractor.name if extraction.confidence is not None else None,
-            confidence_reason=extraction.confidence_reason,
-            ambiguity_notes=extraction.ambiguity_notes, limit_notes=extraction.limit_notes,
-            privacy=artifact.privacy, visibility=artifact.visibility, freshness=freshness,
-            observed_at=artifact.known_from,
-            stale_after=self._stale_after(freshness, artifact.known_from),
-            revalidate_with=(artifact.tool_name,), provenance=(f"artifact:{artifact.id}",),
-            resolution_status=artifact.status, extractor=self.extractor.name,
-            anchor=artifact.anchor, form=form,
-            # a memory with a credential taken out is not the result as it was
-            lossless=lossless,
-            redactions=tuple(r.as_dict() for r in redactions),
-        )
-
-    def _stale_after(self, freshness: str, observed: Instant) -> Instant | None:
-        delta = self.stale_after.get(freshness)
-        if delta is None:
-            return None
-        micros = observed.micros + delta // _dt.timedelta(microseconds=1)
-        # past the last readable instant it never goes stale within the range: no end
-        return None if micros > MAX_MICROS else Instant(micros)
 
     # -- memories --------------------------------------------------------------------------
     def record_memory(self, conversation: str, memory: str, *, sources: Sequence[str],
@@ -573,189 +491,41 @@ class Runtime(RuntimeReads):
         ``record_as_fact`` (user memories only; opt-in because an account purge cannot erase
         kernel statements): each fact also becomes a kernel statement about the conversation's
         account, in the same transaction (``runtime/user_memory.py``, docs/user-memories.md)."""
-        _choice("memory kind", kind, ("tool", "user"))
-        if not isinstance(record_as_fact, bool):
-            raise InvalidInput(f"record_as_fact must be true or false, got {record_as_fact!r}")
-        if record_as_fact and kind != "user":
-            raise InvalidInput('record_as_fact is for user memories (kind "user"): a tool '
-                               "memory's facts stay in its conversation")
-        sources = _names("sources", sources)
-        supersedes = _names("supersedes", supersedes)
-        conflicts_with = _names("conflicts_with", conflicts_with)
-        if not sources:
-            raise InvalidInput("a memory needs at least one source (call, artifact or memory "
-                               "id): provenance is what makes it verifiable")
-        for name, ids in (("supersede", supersedes), ("conflict with", conflicts_with)):
-            if memory in ids:
-                raise InvalidInput(f"memory {memory!r} cannot {name} itself: name an earlier "
-                                   "memory")
+        sources, supersedes, conflicts_with = memories.checked_references(
+            memory, kind, record_as_fact, sources, supersedes, conflicts_with)
         with self.transaction():
             self._conversation(conversation)
             self._absent(conversation, ["memory", "user_memory"], memory, "memory")
-            resolved = [self._source(conversation, s, kind) for s in sources]
-            earlier = [self._one(conversation, ["memory", "user_memory"], m, "memory",
-                                 "a memory supersedes or conflicts with an earlier memory")
-                       for m in (*supersedes, *conflicts_with)]
-            del earlier
+            resolved = [memories.memory_source(self, conversation, s, kind) for s in sources]
+            for m in (*supersedes, *conflicts_with):
+                self._one(conversation, ["memory", "user_memory"], m, "memory",
+                          "a memory supersedes or conflicts with an earlier memory")
             k = self._known(conversation, at)
             as_facts = None
             if record_as_fact and facts:
-                from vigente.runtime.user_memory import fact_statements, fact_time
-
-                (home,) = self.store.runtime_conversations(ids=[conversation])
-                k = fact_time(self.store, home.account, list(facts), k, stamped=at is None)
-                as_facts = fact_statements(
-                    home.account, facts, known_at=k,
-                    valid_from=k if observed_at is None else self.instant(observed_at))
+                k, as_facts = memories.account_facts(self, conversation, facts, k,
+                                                     stamped=at is None, observed_at=observed_at)
             owner = next((r for r in resolved if r.participant_id is not None), resolved[0])
-            links = [Link(conversation, f"{memory}>supersedes>{m}", k, "supersedes", memory, m)
-                     for m in supersedes]
-            links += [Link(conversation, f"{memory}>conflicts_with>{m}", k, "conflicts_with",
-                           memory, m) for m in conflicts_with]
-            asserted: tuple[str, ...] = ()
-            if kind == "tool":
-                asserted = self._asserted(conversation, resolved, dict(facts or {}))
-            if asserted:
-                self._no_replacing(conversation, memory, supersedes, asserted)
-                implicit: tuple[str, ...] = ()  # a writer's claim never replaces a reading
-            else:
-                implicit = self._replaced_extractions(conversation, resolved, supersedes)
-            links += [Link(conversation, f"{memory}>supersedes>{m}", k, "supersedes", memory, m)
-                      for m in implicit]
+            asserted, implicit = memories.supersession(self, conversation, memory, kind,
+                                                       resolved, facts, supersedes)
+            links = memories.memory_links(conversation, memory, k, supersedes, conflicts_with,
+                                          implicit)
             if kind == "user":
-                node: ToolMemory | UserMemory = UserMemory(
-                    conversation, memory, k, _text("summary", summary), sources,
-                    dict(facts or {}), owner.branch_id, None,
-                    _choice("privacy", privacy or "user", PRIVACY),
-                    _choice("visibility", visibility or "conversation", VISIBILITY),
-                    (*supersedes, *implicit))
+                node: ToolMemory | UserMemory = memories.user_memory(
+                    conversation, memory, k, summary, sources, facts, owner, privacy,
+                    visibility, (*supersedes, *implicit))
             else:
-                node = self._tool_memory(conversation, memory, k, resolved, owner, summary,
-                                         facts, freshness, observed_at, stale_after,
-                                         revalidate_with, confidence, confidence_source,
-                                         confidence_reason, (*supersedes, *implicit),
-                                         conflicts_with, privacy, visibility)
-                node = dataclasses.replace(node, writer=writer or "api", asserted=asserted)
+                node = memories.tool_memory(
+                    self, conversation, memory, k, resolved, owner, summary, facts, freshness,
+                    observed_at, stale_after, revalidate_with, confidence, confidence_source,
+                    confidence_reason, (*supersedes, *implicit), conflicts_with, privacy,
+                    visibility, writer or "api", asserted)
             if as_facts is not None:  # refused by the kernel: nothing of the memory is written
                 from vigente.runtime.user_memory import write_facts
 
                 write_facts(self.store, memory, as_facts)
             self._append(node, *links)
         return node
-
-    def _asserted(self, conversation: str, resolved: list[RuntimeRecord],
-                  facts: dict[str, Any]) -> tuple[str, ...]:
-        """The paths of ``facts`` that no source's raw result holds exactly (a memory source
-        stands for the results it was derived from; a message or an unanswered call holds no
-        tool value)."""
-        if not facts:
-            return ()
-        results: list[bytes | None] = []
-        seen: set[str] = set()
-        todo = list(resolved)
-        while todo:
-            r = todo.pop(0)
-            if r.record_id in seen:
-                continue
-            seen.add(r.record_id)
-            if r.kind == "artifact":
-                ref = ContentRef.from_dict(r.payload["result_ref"])
-                results.append(self.store.runtime_content(conversation, ref.sha256))
-            elif r.kind == "memory":
-                for s in r.payload.get("sources", ()):
-                    found = self._find(conversation, ["artifact", "memory"], record_ids=[s])
-                    todo.extend(found[-1:])
-        unheld_by = [unheld(facts, data) for data in results] or [unheld(facts, None)]
-        common = set.intersection(*(set(u) for u in unheld_by))
-        return tuple(p for p in unheld_by[0] if p in common)
-
-    def _no_replacing(self, conversation: str, memory: str, supersedes: tuple[str, ...],
-                      asserted: tuple[str, ...]) -> None:
-        """A memory holding values its sources do not hold may not supersede an extractor's
-        memory of a result: the reading stays, the claim goes beside it, labelled."""
-        for r in self._find(conversation, ["memory"], record_ids=list(supersedes)):
-            if r.payload.get("extractor") is not None:
-                raise InvalidInput(
-                    f"memory {memory!r} holds {', '.join(asserted)}, a value its sources do not "
-                    f"hold, so it cannot supersede {r.record_id!r} (the extractor's reading of "
-                    "the tool result): drop it from `supersedes` (the memory then goes to the "
-                    "model labelled as your assertion), or give only values the result holds")
-
-    def _tool_memory(self, conversation: str, memory: str, k: Instant,
-                     resolved: list[RuntimeRecord], owner: RuntimeRecord, summary: str,
-                     facts: Mapping[str, Any] | None, freshness: str | None,
-                     observed_at: TimeLike | None, stale_after: TimeLike | None,
-                     revalidate_with: Sequence[str] | None, confidence: float | None,
-                     confidence_source: str | None, confidence_reason: str | None,
-                     supersedes: tuple[str, ...], conflicts_with: tuple[str, ...],
-                     privacy: str | None, visibility: str | None) -> ToolMemory:
-        fresh = _choice("freshness", freshness or "scoped", FRESHNESS)
-        observed = k if observed_at is None else self.instant(observed_at)
-        if stale_after is None:
-            stale = self._stale_after(fresh, observed)
-        else:
-            stale = self.instant(stale_after)
-        if confidence is not None and not (isinstance(confidence, int | float)
-                                           and 0 <= confidence <= 1):
-            raise InvalidInput("confidence must be a number between 0 and 1")
-        tools = tuple(dict.fromkeys(
-            str(r.payload.get("tool_name") or r.payload.get("name"))
-            for r in resolved if r.kind in ("artifact", "tool_call")))
-        levels = [r.payload.get("privacy", "public") for r in resolved]
-        strictest = max(levels, key=PRIVACY.index) if levels else "public"
-        return ToolMemory(
-            conversation, memory, k, summary=_text("summary", summary),
-            sources=tuple(r.record_id for r in resolved), source_tools=tools,
-            facts=dict(facts or {}), branch_id=owner.branch_id,
-            participant_id=owner.participant_id, run_id=owner.run_id,
-            confidence=None if confidence is None else float(confidence),
-            confidence_source=confidence_source, confidence_reason=confidence_reason,
-            privacy=_choice("privacy", privacy or strictest, PRIVACY),
-            visibility=_choice("visibility", visibility or (owner.visibility or "participant"),
-                               VISIBILITY),
-            freshness=fresh, observed_at=observed, stale_after=stale,
-            revalidate_with=_names("revalidate_with", revalidate_with) or tools,
-            provenance=tuple(f"{r.kind}:{r.record_id}" for r in resolved),
-            supersedes=supersedes, conflicts_with=conflicts_with,
-            anchor=owner.position if owner.branch_id is not None else None,
-        )
-
-    def _source(self, conversation: str, source: str, kind: str) -> RuntimeRecord:
-        found = self._find(
-            conversation, ["artifact", "tool_call", "memory", "user_memory", "message"],
-            record_ids=[source])
-        if not found:
-            self._one(conversation, ["artifact", "tool_call", "memory", "user_memory",
-                                     "message"], source, "source",
-                      "a memory cites calls, artifacts, memories or messages recorded before it")
-        by_kind = {r.kind: r for r in found}
-        if kind == "user":
-            record = by_kind.get("message") or by_kind.get("user_memory")
-            if record is None or (record.kind == "message" and record.payload["role"] != "user"):
-                raise InvalidInput(
-                    f"source {source!r} is tool or assistant output: a user memory comes from the "
-                    "user's own messages only (record a tool memory instead)")
-            return record
-        if "tool_call" in by_kind and "artifact" not in by_kind:
-            artifacts = self._find(conversation, ["artifact"], target_ids=[source])
-            if artifacts:
-                return artifacts[-1]
-        return (by_kind.get("artifact") or by_kind.get("tool_call") or by_kind.get("memory")
-                or by_kind.get("user_memory") or by_kind["message"])
-
-    def _replaced_extractions(self, conversation: str, resolved: list[RuntimeRecord],
-                              given: tuple[str, ...]) -> tuple[str, ...]:
-        """The extractor's memories of the artifacts a given memory is about: the caller's
-        memory replaces them (an explicit, recorded supersession, not an overwrite)."""
-        ids = [f"{r.record_id}#memory" for r in resolved if r.kind == "artifact"]
-        if not ids:
-            return ()
-        found = self._find(conversation, ["memory"], record_ids=ids)
-        replaced = {r.target_id for r in self._find(
-            conversation, ["link"], target_ids=[r.record_id for r in found])
-            if r.payload["relation"] == "supersedes"}
-        return tuple(r.record_id for r in found
-                     if r.record_id not in given and r.record_id not in replaced)
 
     # -- skills, checkpoints, promotions, shares -------------------------------------------
     def record_skill_state(self, conversation: str, run: str, *, skills: Sequence[str],
@@ -775,10 +545,10 @@ class Runtime(RuntimeReads):
             # names only: they become system text (runtime/trust.py)
             node = SkillState(conversation, state_id, self._known(conversation, at), run,
                               owner.branch_id, owner.participant_id,
-                              check_names("skill", _names("skills", skills)),
-                              check_names("tool", _names("tools", tools)),
+                              check_names("skill", string_list("skills", skills)),
+                              check_names("tool", string_list("tools", tools)),
                               None if profile is None
-                              else check_names("profile", [_text("profile", profile)])[0])
+                              else check_names("profile", [utf8_text("profile", profile)])[0])
             self._append(node)
         return node
 
@@ -801,7 +571,7 @@ class Runtime(RuntimeReads):
             node = ToolDeclaration(conversation, tool_id, self._known(conversation, at), name,
                                    read_only,
                                    None if description is None
-                                   else _text("description", description))
+                                   else utf8_text("description", description))
             self._append(node)
         return node
 
@@ -834,8 +604,8 @@ class Runtime(RuntimeReads):
     def promote(self, conversation: str, run: str, refs: Sequence[str], *,
                 as_: str = "final_report", at: TimeLike | None = None) -> list[Promotion]:
         """Make a subagent child's records visible to its parent run's participant."""
-        _choice("promotion", as_, PROMOTION_AS)
-        refs = _names("refs", refs)
+        one_of("promotion", as_, PROMOTION_AS)
+        refs = string_list("refs", refs)
         with self.transaction():
             self._conversation(conversation)
             child = self._run(conversation, run)
@@ -870,7 +640,7 @@ class Runtime(RuntimeReads):
     def share(self, conversation: str, ref: str, with_: Sequence[str], *,
               at: TimeLike | None = None) -> list[Share]:
         """Make a record visible to other participants."""
-        participants = _names("with", with_)
+        participants = string_list("with", with_)
         with self.transaction():
             self._conversation(conversation)
             self._one(conversation, _REFERABLE, ref, "record", "share a recorded record")
