@@ -26,8 +26,8 @@ from rich.console import Console
 
 from vigente.api import Vigente
 from vigente.bench.kernel import BENCHMARK
-from vigente.kernel.decision import _Successors, as_known_at, decide
-from vigente.kernel.evidence import (
+from vigente.kernel.admission import _Successors, as_known_at, decide
+from vigente.kernel.answer import (
     Evidence,
     Exclusion,
     Interpretation,

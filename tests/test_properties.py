@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vigente import Vigente, parse_instant
-from vigente.kernel.decision import status_of
+from vigente.kernel.admission import status_of
 from vigente.records.values import canonical_json
 
 EPOCH = dt.date(2026, 1, 1)

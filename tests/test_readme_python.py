@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from vigente.kernel.evidence import Interpretation, Status
+from vigente.kernel.answer import Interpretation, Status
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 

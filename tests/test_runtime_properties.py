@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from vigente import Vigente
 from vigente.assemble.tokens import tiktoken_tokenizer
 from vigente.runtime import DefaultExtractor, Runtime, fact_values
+from vigente.runtime.artifact_memory import JSONNumber, decodes_to, expand, parse_exact, reading
 from vigente.runtime.content import replay_text
-from vigente.runtime.extract import JSONNumber, decodes_to, expand, parse_exact, reading
 
 C = "conv"
 START = _dt.datetime(2026, 10, 1, 8, 0, tzinfo=_dt.UTC)

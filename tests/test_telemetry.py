@@ -147,7 +147,7 @@ def test_http_spans_carry_each_decision_under_the_callers_trace(
                   operation="/v1/assemble", status="200") == 1
     assert _delta(before, after, "vigente.recall.queries", mode="lexical") == 1
     assert _delta(before, after, "vigente.purges", outcome="complete") == 1
-    assert _delta(before, after, "vigente.evidence.answers", status="supported") == 1
+    assert _delta(before, after, "vigente.evidence.answer_reading", status="supported") == 1
     # low cardinality: no label holds an id of the session, the tenant or the assembly
     labels = json.dumps([list(lab) for (_, lab) in after])
     for an_id in (C, "acct-demo", "acme", asm["assembly_id"], "trip", "t1", "m2"):

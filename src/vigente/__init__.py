@@ -20,7 +20,7 @@ from vigente.errors import (
     StoreError,
     VigenteError,
 )
-from vigente.kernel.evidence import Evidence, Exclusion, Interpretation, PrecedenceOutcome, Status
+from vigente.kernel.answer import Evidence, Exclusion, Interpretation, PrecedenceOutcome, Status
 from vigente.kernel.ledger import WriteResult
 from vigente.records.values import Scope
 from vigente.records.versions import ExclusionReason, PrecedenceRule, Version

@@ -18,7 +18,7 @@ from vigente.evidence.dates import check_language
 from vigente.evidence.derivations import Derivations
 from vigente.evidence.documents import Documents
 from vigente.evidence.wording import in_language
-from vigente.kernel.evidence import Evidence
+from vigente.kernel.answer import Evidence
 from vigente.kernel.ledger import WriteResult
 from vigente.kernel.service import ImportReport, Kernel, ScopeLike
 from vigente.records.decisions import Decision

@@ -12,7 +12,7 @@ import pytest
 
 from vigente import InvalidInput, Vigente
 from vigente.assemble import ContextAssembly, policy_from_document
-from vigente.runtime.extract import parse_exact
+from vigente.runtime.artifact_memory import parse_exact
 
 C = "acct-7"
 T0 = "2026-10-05T08:00:00+00:00"
@@ -136,7 +136,7 @@ def test_a_lossless_compact_form_decodes_back_to_the_result(vg: Vigente, raw: st
     place = _place(vg.assembly.assemble(C, "main", "agent", as_of=SOON, policy=COMPACT), "t1")
     head, body = place.split("\n", 1)
     assert head == "[compact form]"
-    from vigente.runtime.extract import expand
+    from vigente.runtime.artifact_memory import expand
 
     assert expand(json.loads(body)) == parse_exact(raw.encode())[0] or (
         expand({"result": json.loads(body)})["result"] == parse_exact(raw.encode())[0])

@@ -10,7 +10,7 @@ from vigente.api import ScopeLike, Vigente
 from vigente.application import models as m
 from vigente.errors import InvalidInput
 from vigente.evidence.in_force import DocumentEvidence
-from vigente.kernel.evidence import Evidence
+from vigente.kernel.answer import Evidence
 
 __all__ = ["ValidDateRequired", "ask", "evidence_for", "verify_answer"]
 

@@ -27,7 +27,7 @@ from typing import Any
 from vigente import telemetry
 from vigente.api import Vigente
 from vigente.errors import InvalidInput
-from vigente.kernel.evidence import Status
+from vigente.kernel.answer import Status
 from vigente.store.tenancy import TenantStores, check_tenant_name
 
 __all__ = ["ApiKey", "Caller", "NewKey", "Tenant", "TenantRegistry", "NotRegistered"]

@@ -21,7 +21,7 @@ from vigente.assemble.policy import Policy
 # the last step, re-exported from here (and the memory texts it keeps: a purge forgets them)
 from vigente.assemble.render import _MEMORY_TEXTS, recalled_text, render  # noqa: F401
 from vigente.records.runtime import ToolArtifact, ToolCall, ToolMemory
-from vigente.runtime.extract import compact, expand
+from vigente.runtime.artifact_memory import compact, expand
 from vigente.runtime.redact import Redaction
 from vigente.time import Instant
 

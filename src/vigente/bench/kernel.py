@@ -40,7 +40,7 @@ from vigente.bench._floor import FloorRow, LookupFloor, open_floor
 from vigente.bench._ingest_floor import ingest_floor
 from vigente.bench._lineages import NOW, SEED, LineagePlan, Query, make_queries, plan_lineage
 from vigente.bench._util import machine, percentile, rate, ratio
-from vigente.kernel.evidence import Evidence
+from vigente.kernel.answer import Evidence
 from vigente.records.values import Scope, canonical_json
 from vigente.time import Instant, parse_instant
 

@@ -27,7 +27,7 @@ from vigente.cli._app import (
 )
 from vigente.evidence.in_force import DocumentEvidence
 from vigente.jsonl import read_lines
-from vigente.kernel.evidence import Evidence
+from vigente.kernel.answer import Evidence
 from vigente.kernel.ledger import WriteResult
 from vigente.kernel.statement import format_value, moment
 from vigente.records.values import parse_cli_value

@@ -5,7 +5,7 @@ The storage-free parts are importable on their own:
 * :mod:`~vigente.records.relations` — how a version relates to its predecessor;
 * :mod:`~vigente.evidence.citations` — render a version chain ("Circular 12/2025, in force from
   3 March 2025, replacing Circular 7/2023") in English or Italian, as text or Markdown;
-* :mod:`~vigente.evidence.extract` — propose lineage, reference, validity and relation for a
+* :mod:`~vigente.evidence.lineage_fields` — propose lineage, reference, validity and relation for a
   bare document (:class:`Proposal`, reviewed by a person before it is admissible);
 * :mod:`~vigente.evidence.verify` — check a generated answer against the evidence;
 * :mod:`~vigente.evidence.dates`, :mod:`~vigente.evidence.references`,
@@ -31,7 +31,7 @@ from vigente.evidence.errors import (
     UnknownRelation,
     UnsupportedLanguage,
 )
-from vigente.evidence.extract import extract
+from vigente.evidence.lineage_fields import extract
 from vigente.evidence.proposal import Problem, Proposal, ProposedField
 from vigente.evidence.references import ReferenceMention, find_references, same_reference
 from vigente.evidence.text import Span

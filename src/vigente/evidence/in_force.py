@@ -15,8 +15,8 @@ from typing import Any
 from vigente.evidence.dates import check_language
 from vigente.evidence.documents import successors_known_at
 from vigente.evidence.wording import article, gender, italian_from, known_phrase, on_day
-from vigente.kernel.decision import as_known_at, interpretation_for
-from vigente.kernel.evidence import Interpretation, Status
+from vigente.kernel.admission import as_known_at, interpretation_for
+from vigente.kernel.answer import Interpretation, Status
 from vigente.kernel.statement import moment
 from vigente.records.documents import DocumentVersion, Relation
 from vigente.records.values import Scope

@@ -2,8 +2,8 @@
 
 A proposal is never admissible by itself: it waits in the review queue until a person approves
 it, so it serialises to and from a JSON dict (:meth:`Proposal.as_dict`, :meth:`Proposal.from_dict`)
-and can be edited field by field (:meth:`Proposal.edited`). :func:`vigente.evidence.extract.extract`
-makes one from a document's text.
+and can be edited field by field (:meth:`Proposal.edited`).
+:func:`vigente.evidence.lineage_fields.extract` makes one from a document's text.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The review queue: bare documents wait here until a person approves their four fields.
 
-Importing a bare document runs the extractor (:func:`vigente.evidence.extract.extract`); the
+Importing a bare document runs the extractor (:func:`vigente.evidence.lineage_fields.extract`); the
 proposal is stored with its spans, confidences and problems and is **not admissible** — no
 version exists — until someone approves it. Every step (edit, approve, reject) is an appended
 event; the state of a proposal is its last event.
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from vigente.errors import InvalidInput, InvalidProposal
 from vigente.evidence.documents import NewVersion
-from vigente.evidence.extract import Proposal, extract
+from vigente.evidence.lineage_fields import Proposal, extract
 from vigente.evidence.proposal import Problem
 from vigente.records.documents import DocumentVersion, ProposalRecord, ReviewEvent
 from vigente.records.values import Scope

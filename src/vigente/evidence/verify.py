@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vigente.evidence.answers import (
+from vigente.evidence.answer_reading import (
     ANNOUNCED,
     HEDGE,
     IN_FORCE,

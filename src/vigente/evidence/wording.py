@@ -28,7 +28,7 @@ from typing import Literal
 
 from vigente.evidence.dates import Language, check_language, format_date
 from vigente.evidence.references import reference_key
-from vigente.kernel.evidence import Evidence, PrecedenceOutcome
+from vigente.kernel.answer import Evidence, PrecedenceOutcome
 from vigente.kernel.statement import ENGLISH, Phrasebook, format_value, statement_for
 from vigente.records.values import canonical_json
 from vigente.records.versions import Version

@@ -29,6 +29,7 @@ from vigente.time import Instant, Interval
 __all__ = ["StatementRefused", "WriteResult", "apply_write", "apply_writes", "set_precedence",
            "statement"]
 
+
 @dataclass(frozen=True, slots=True)
 class WriteResult:
     """What one statement did: the journal id, the snapshots it closed and those it appended."""

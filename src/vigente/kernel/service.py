@@ -27,8 +27,8 @@ from vigente.errors import (
     VigenteError,
 )
 from vigente.jsonl import json_objects, read_lines
-from vigente.kernel.decision import decide
-from vigente.kernel.evidence import Evidence
+from vigente.kernel.admission import decide
+from vigente.kernel.answer import Evidence
 from vigente.kernel.horizon import fix_answer, record_backfill
 from vigente.kernel.integrity import check_store
 from vigente.kernel.ledger import (

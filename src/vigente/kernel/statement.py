@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 from typing import Protocol
 
-from vigente.kernel.evidence import Evidence, Interpretation, PrecedenceOutcome, Status
+from vigente.kernel.answer import Evidence, Interpretation, PrecedenceOutcome, Status
 from vigente.records.values import JSONValue
 from vigente.records.versions import Version
 from vigente.time import Instant

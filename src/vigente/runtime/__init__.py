@@ -32,9 +32,9 @@ from vigente.records.runtime import (  # first: the store backends import these 
     ToolMemory,
     UserMemory,
 )
+from vigente.runtime.artifact_memory import DefaultExtractor, Extraction, Extractor, fact_values
 from vigente.runtime.content import INLINE_LIMIT
 from vigente.runtime.events import RuntimeImportReport
-from vigente.runtime.extract import DefaultExtractor, Extraction, Extractor, fact_values
 from vigente.runtime.reader import Candidate, Candidates, Graph
 from vigente.runtime.retention import RETENTION, GCReport, PurgeReport
 from vigente.runtime.service import DEFAULT_STALE_AFTER, Runtime

@@ -26,7 +26,7 @@ from vigente.records.runtime import (
     UserMemory,
 )
 from vigente.runtime.arguments import one_of, string_list, utf8_text
-from vigente.runtime.extract import decodes_to, parse_exact, reading, unheld
+from vigente.runtime.artifact_memory import decodes_to, parse_exact, reading, unheld
 from vigente.runtime.redact import Redaction, redact_content
 from vigente.time import MAX_MICROS, Instant, TimeLike
 

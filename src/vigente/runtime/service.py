@@ -49,6 +49,7 @@ from vigente.records.runtime import (
 from vigente.records.values import Scope, check_name
 from vigente.runtime import memories
 from vigente.runtime.arguments import one_of, string_list, utf8_text
+from vigente.runtime.artifact_memory import DefaultExtractor, Extractor
 from vigente.runtime.content import (
     COUNT_AT_IMPORT,
     INLINE_LIMIT,
@@ -57,7 +58,6 @@ from vigente.runtime.content import (
     reference,
     replay_text,
 )
-from vigente.runtime.extract import DefaultExtractor, Extractor
 from vigente.runtime.reader import RuntimeReads
 from vigente.runtime.trust import check_names
 from vigente.store.base import Store

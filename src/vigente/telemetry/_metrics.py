@@ -80,7 +80,7 @@ recall_hits = meter.create_counter(
     "vigente.recall.hits", unit="{record}", description="Records recalled, by mode"
 )
 answers = meter.create_counter(
-    "vigente.evidence.answers",
+    "vigente.evidence.answer_reading",
     unit="{answer}",
     description="Evidence answers, by status and interpretation",
 )

@@ -1,4 +1,4 @@
-"""The decision: which candidate rows are admitted at ``(t, k)``, the status, the label.
+"""Admission: which candidate rows are admitted at ``(t, k)``, the status, the label.
 
 Everything here is a pure function of the candidate rows, the precedence rules and the dates, so
 the same inputs always give the same evidence (DESIGN.md invariants 2 and 3).
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
-from vigente.kernel.evidence import (
+from vigente.kernel.answer import (
     Evidence,
     Exclusion,
     Interpretation,

@@ -21,7 +21,7 @@ from vigente.evidence.errors import InvalidEvidence
 from vigente.evidence.numbers import find_numbers
 from vigente.evidence.references import find_references, same_reference
 from vigente.evidence.text import Span, sentence_at, sentences
-from vigente.kernel.evidence import Evidence
+from vigente.kernel.answer import Evidence
 from vigente.records.values import canonical_json
 from vigente.time import parse_instant
 
