@@ -22,7 +22,7 @@ from vigente.cli import cli
 from vigente.records.values import Scope
 from vigente.store.base import Timeline
 from vigente.store.postgres import MIGRATIONS, WRITERS_KEY, PostgresStore, redact
-from vigente.store.postgres.store import _lock_key
+from vigente.store.postgres.connection import _lock_key
 
 NOW = "2026-09-29"
 DEPLOYMENT = Path(__file__).resolve().parent.parent / "docs" / "deployment.md"
