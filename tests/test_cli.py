@@ -279,6 +279,14 @@ def test_usage_errors_exit_2(db: str) -> None:
     assert code == 2
 
 
+def test_a_fact_asked_without_its_date_is_a_usage_error(db: str) -> None:
+    """The CLI routes a question as HTTP and MCP do (application.evidence.evidence_for): a fact
+    lineage needs --at, a document lineage defaults to today."""
+    code, out = run(db, "ask", L, "--now", NOW)
+    assert code == 2
+    assert "--at is required" in out
+
+
 def test_the_installed_script_prints_no_traceback(tmp_path: Path) -> None:
     script = Path(sys.executable).parent / "vigente"
     db = str(tmp_path / "s.db")

@@ -172,6 +172,11 @@ def test_a_bad_event_refuses_the_whole_batch(client: httpx.Client) -> None:
     error(
         client.post("/v1/runtime/events", json={"events": []}, headers=key), 422, "invalid_request"
     )
+    # a NUL in any field of an event (one the runtime checks, or one of the kind's own)
+    for nul in (dict(naive, content="a\x00b"), dict(naive, id="x\x00")):
+        assert "NUL" in error(
+            client.post("/v1/runtime/event", json=nul, headers=key), 422, "invalid_request"
+        )
 
 
 def test_assemble_with_every_option_then_explain(client: httpx.Client) -> None:

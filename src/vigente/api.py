@@ -48,10 +48,14 @@ class Vigente:
     """
 
     def __init__(self, store: Store, *, default_zone: str | None = None) -> None:
-        self.store = store
         #: The facts on two time axes, their answered horizon and the decision log: what the
         #: services below are given (the Knowledge protocol), never this facade.
         self.kernel = Kernel(store, default_zone=default_zone)
+
+    @property
+    def store(self) -> Store:
+        """The store every service reads and writes."""
+        return self.kernel.store
 
     @property
     def default_zone(self) -> str | None:

@@ -27,7 +27,7 @@ from vigente.testing import (
     StoreFactory,
     VectorIndexConformance,
 )
-from vigente.testing.base import skip_unless_implements
+from vigente.testing.base import _opened, skip_unless_implements
 
 
 class TestSQLite(StoreConformance):
@@ -116,3 +116,8 @@ def test_a_missing_contract_skips_naming_it() -> None:
                        "RetrievalIndex, VectorIndex, which the vector checks need"):
         skip_unless_implements(MemoryDecisions(), (DecisionLog, RetrievalIndex, VectorIndex),
                                "the vector checks")
+
+
+def test_a_factory_that_opens_no_store_fails_saying_so() -> None:
+    with pytest.raises(pytest.fail.Exception, match="store_factory returned object, not a store"):
+        _opened(object)

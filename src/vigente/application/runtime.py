@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field
 
 from vigente.api import Vigente
 from vigente.application.errors import ApiError, found, http_advice
-from vigente.application.models import Date, _has_nul, _In, _Out
+from vigente.application.models import Date, _In, _Out
 from vigente.assemble import policy_from_document
 from vigente.errors import ImportFileError, InvalidInput, RuntimeHistoryConflict
 
@@ -61,7 +61,7 @@ Id = Annotated[str, Field(min_length=1, max_length=1024)]
 
 
 # -- models ------------------------------------------------------------------------------------
-class RuntimeEventIn(BaseModel):
+class RuntimeEventIn(_In):
     """One event of the runtime's event log (RUNTIME.md §1): ``event`` names its kind, every
     kind but ``conversation`` names its ``conversation``; the other fields are the kind's
     (``id``, ``branch``, ``role``, ``content``, ``call``, ``status`` …) and are checked by the
@@ -92,13 +92,6 @@ class RuntimeEventIn(BaseModel):
         default=None,
         description="when it happened (knowledge time); default: the previous event's, or now",
     )
-
-    @model_validator(mode="before")
-    @classmethod
-    def _no_nul(cls, data: Any) -> Any:
-        if _has_nul(data):
-            raise ValueError("a string contains NUL (\\u0000), which no store can hold: remove it")
-        return data
 
 
 class RuntimeEventsIn(_In):

@@ -94,7 +94,7 @@ class Conformance:
     def store(self, store_factory: StoreFactory, request: pytest.FixtureRequest
               ) -> Iterator[Transactional]:
         """A fresh, empty store of the backend under test, closed after the test."""
-        with store_factory() as store:
+        with _opened(store_factory) as store:
             _skip_unless_checked(store, request)
             yield store
 
@@ -108,7 +108,7 @@ class Conformance:
         def open_fresh() -> Transactional:
             if opened:
                 opened.pop().close()
-            store = store_factory()
+            store = _opened(store_factory)
             opened.append(store)
             _skip_unless_checked(store, request)
             return store
@@ -128,6 +128,16 @@ class Conformance:
         contracts)."""
         skip_unless_implements(store, RUNTIME, "checks made through the runtime service")
         return Runtime(cast(Store, store))
+
+
+def _opened(store_factory: StoreFactory) -> Transactional:
+    """What ``store_factory`` opened, refused with a clear failure when it is not a store."""
+    store = store_factory()
+    if not isinstance(store, Transactional):
+        pytest.fail(f"store_factory returned {type(store).__name__}, not a store: it must open "
+                    "an object implementing vigente.store.contracts (a Transactional, such as "
+                    "a vigente.store.Store)", pytrace=False)
+    return store
 
 
 def _skip_unless_checked(store: Transactional, request: pytest.FixtureRequest) -> None:

@@ -117,11 +117,8 @@ def _hint(exc: psycopg.Error, *, migrating: bool = False) -> str:
 
 
 class PostgresConnection(Transactional):
-    """The pool and the transaction every adapter of the backend shares.
-
-    ``min_size``/``max_size`` bound the connection pool (one connection per concurrent
-    transaction or read); ``timeout`` is how long a caller waits for a free connection.
-    """
+    """The pool and the transaction every adapter of the backend shares (its options:
+    :class:`~vigente.store.postgres.PostgresStore`)."""
 
     def __init__(
         self,

@@ -30,7 +30,7 @@ from vigente.store.record_rows import (
 )
 from vigente.time import Instant
 
-__all__ = ["RECORD_MIGRATIONS", "PostgresRecords"]
+__all__ = ["RECORD_MIGRATIONS", "PostgresDocuments"]
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
 _MICROSECOND = _dt.timedelta(microseconds=1)
@@ -167,7 +167,7 @@ def _decision(row: tuple[Any, ...]) -> Decision:
     return Decision(decision_id, kind, subject, _instant(recorded_at), payload)
 
 
-class PostgresRecords(DecisionLog, DocumentLog, ReviewLog):
+class PostgresDocuments(DecisionLog, DocumentLog, ReviewLog):
     """The decision, document, derivation and review tables of the PostgreSQL backend."""
 
     # Statement helpers of PostgresStore (one connection per transaction, pooled).

@@ -16,7 +16,7 @@ from vigente.records.ledger import UnreadableInstant, describe_micros
 from vigente.store.contracts import Integrity
 from vigente.time import MAX_MICROS, MIN_MICROS, Instant
 
-__all__ = ["PostgresCheck"]
+__all__ = ["PostgresIntegrity"]
 
 _LOW = "'0001-01-01 00:00:00+00'::timestamptz"
 _HIGH = "'10000-01-01 00:00:00+00'::timestamptz"
@@ -70,7 +70,7 @@ class _Found(NamedTuple):
             else self.column
 
 
-class PostgresCheck(Integrity):
+class PostgresIntegrity(Integrity):
     _fetch: Callable[[str, Sequence[Any]], list[Any]]
     _execute: Callable[[str, Sequence[Any]], None]
     transaction: Callable[[], AbstractContextManager[None]]  # PostgresStore's

@@ -31,7 +31,7 @@ from vigente.store.record_rows import (
 )
 from vigente.time import Instant
 
-__all__ = ["RECORD_MIGRATIONS", "SQLiteRecords"]
+__all__ = ["RECORD_MIGRATIONS", "SQLiteDocuments"]
 
 OPEN_END = 1 << 62
 _DATE = 1  # flag bit: the instant was given as a date
@@ -141,7 +141,7 @@ def _document(row: tuple[Any, ...]) -> DocumentVersion:
     return document_from_row(row, Instant, lambda vt: vt >= OPEN_END)
 
 
-class SQLiteRecords(DecisionLog, DocumentLog, ReviewLog):
+class SQLiteDocuments(DecisionLog, DocumentLog, ReviewLog):
     """The decision, document, derivation and review tables of the SQLite backend."""
 
     _conn: sqlite3.Connection

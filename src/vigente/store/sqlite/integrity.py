@@ -15,7 +15,7 @@ from vigente.records.ledger import UnreadableInstant, describe_micros
 from vigente.store.contracts import Integrity
 from vigente.time import MAX_MICROS, MIN_MICROS, Instant
 
-__all__ = ["INSTANT_COLUMNS", "SQLiteCheck"]
+__all__ = ["INSTANT_COLUMNS", "SQLiteIntegrity"]
 
 OPEN_END = 1 << 62  # as in vigente.store.sqlite
 
@@ -46,7 +46,7 @@ def repaired_micros(micros: int, *, is_end: bool) -> int:
     return MIN_MICROS + 1 if is_end else MIN_MICROS
 
 
-class SQLiteCheck(Integrity):
+class SQLiteIntegrity(Integrity):
     _conn: sqlite3.Connection
 
     transaction: Callable[[], AbstractContextManager[None]]  # SQLiteStore's

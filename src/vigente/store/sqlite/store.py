@@ -21,9 +21,9 @@ from vigente.records.values import Scope
 from vigente.records.versions import PrecedenceRule, Version, build_version
 from vigente.store.base import Store, Write
 from vigente.store.sqlite.assembly import SQLiteAssembly
-from vigente.store.sqlite.documents import SQLiteRecords
+from vigente.store.sqlite.documents import SQLiteDocuments
 from vigente.store.sqlite.horizon import SQLiteHorizon
-from vigente.store.sqlite.integrity import SQLiteCheck
+from vigente.store.sqlite.integrity import SQLiteIntegrity
 from vigente.store.sqlite.migrations import INTERVAL_INDEXES, MIGRATIONS, OPEN_END
 from vigente.store.sqlite.recall import SQLiteRecall
 from vigente.store.sqlite.retrieval import SQLiteRetrieval
@@ -226,8 +226,8 @@ class _Rows:
         return result
 
 
-class SQLiteStore(SQLiteRecords, SQLiteRetrieval, SQLiteRuntime, SQLiteAssembly, SQLiteHorizon,
-                  SQLiteRecall, SQLiteCheck, Store):
+class SQLiteStore(SQLiteDocuments, SQLiteRetrieval, SQLiteRuntime, SQLiteAssembly, SQLiteHorizon,
+                  SQLiteRecall, SQLiteIntegrity, Store):
     """A :class:`Store` in one SQLite file (or ``":memory:"``)."""
 
     def __init__(self, path: str | Path = ":memory:", *, timeout: float = 30.0) -> None:
