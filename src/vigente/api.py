@@ -143,8 +143,8 @@ class Vigente:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """Group several writes into one atomic unit."""
-        with self.store.transaction():
+        """Group several writes into one atomic unit (:meth:`Kernel.transaction`)."""
+        with self.kernel.transaction():
             yield
 
     # -- the kernel's facts, answers and decisions (vigente.kernel.service) ------------------
@@ -163,6 +163,17 @@ class Vigente:
         horizon there, so that no later write can change that answer
         (:mod:`vigente.kernel.horizon`) (:meth:`Kernel.fix_answer`)."""
         self.kernel.fix_answer(known_at, now, pinned=pinned)
+
+    def present(self, now: TimeLike | None) -> Instant:
+        """``now`` read (a caller's pinned clock, never ahead of the store's clock) or this
+        moment (:meth:`Kernel.present`)."""
+        return self.kernel.present(now)
+
+    def answer_times(self, known_at: TimeLike | None, now: TimeLike | None
+                     ) -> tuple[Instant, Instant]:
+        """``(k, now)`` of a question about to be read: checked, and the answered horizon fixed
+        at an explicit past ``k``; as known now nothing is written (:meth:`Kernel.answer_times`)."""
+        return self.kernel.answer_times(known_at, now)
 
     def answered_horizon(self) -> Instant | None:
         """The latest knowledge time this store has answered for: a write must be dated
@@ -218,15 +229,17 @@ class Vigente:
         self,
         sources: Iterable[str],
         *,
-        known_at: TimeLike,
+        known_at: TimeLike | None = None,
         scope: ScopeLike = None,
         lineage: str | None = None,
         now: TimeLike | None = None,
+        backfill: str | None = None,
     ) -> PrecedenceRule:
         """Make conflicts in ``scope`` (optionally one lineage) resolvable: earlier sources
-        in ``sources`` prevail (:meth:`Kernel.set_precedence`)."""
+        in ``sources`` prevail, from ``known_at`` on (default: learned now); ``backfill`` (why)
+        dates it behind the answered horizon, recorded (:meth:`Kernel.set_precedence`)."""
         return self.kernel.set_precedence(sources, known_at=known_at, scope=scope, lineage=lineage,
-                                          now=now)
+                                          now=now, backfill=backfill)
 
     def candidates_at(
         self, lineage: str, scope: Scope, t: Instant, k: Instant, now: Instant,

@@ -21,6 +21,7 @@ Every error a caller can cause is a ``VigenteError``; surfaces map it to ``Error
     │   ├── AnsweredHistoryError  a write dated at or before a knowledge time already answered for
     │   └── RuntimeHistoryConflict  a runtime record dated before records its conversation holds
     ├── FutureKnowledgeError    a knowledge date after "now": nothing can be known from the future
+    │   └── ClockAheadError     a caller's clock (now, known_at, as_of) ahead of the store's
     └── StoreError              the storage backend cannot be opened or used
 """
 
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 __all__ = [
     "AnsweredHistoryError",
+    "ClockAheadError",
     "CorpusFileError",
     "EvidenceFileError",
     "FutureKnowledgeError",
@@ -135,6 +137,12 @@ class RuntimeHistoryConflict(HistoryRewriteError):
 
 class FutureKnowledgeError(VigenteError):
     """A knowledge date lies after "now"."""
+
+
+class ClockAheadError(FutureKnowledgeError):
+    """A moment a caller gave as its clock or knowledge date (``now``, ``known_at``, ``as_of``)
+    lies after the store's clock by more than the allowed skew: nothing may be known, or asked,
+    from a future the store has not reached."""
 
 
 class StoreError(VigenteError):

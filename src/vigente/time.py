@@ -13,14 +13,16 @@ import re
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from vigente.errors import InvalidInterval, InvalidTime
+from vigente.errors import ClockAheadError, InvalidInterval, InvalidTime
 
 __all__ = [
+    "CLOCK_SKEW_SECONDS",
     "MAX_MICROS",
     "MIN_MICROS",
     "Instant",
     "Interval",
     "TimeLike",
+    "check_not_ahead",
     "current_instant",
     "parse_instant",
     "to_instant",
@@ -201,6 +203,30 @@ def to_instant(value: TimeLike, *, default_zone: str | None = None) -> Instant:
 def current_instant() -> Instant:
     """The current moment in UTC (what "as known now" means when no date is given)."""
     return Instant.from_datetime(_dt.datetime.now(_dt.UTC))
+
+
+#: How far a caller's clock may run ahead of the store's (:func:`check_not_ahead`): hosts whose
+#: clocks are kept by NTP agree to well under a second; a few seconds more absorb a slow request.
+CLOCK_SKEW_SECONDS = 5
+_CLOCK_SKEW_MICROS = CLOCK_SKEW_SECONDS * 1_000_000
+
+
+def check_not_ahead(value: Instant, what: str, clock: Instant | None = None) -> Instant:
+    """``value`` when it is not after the store's clock (``clock``, default this moment) by more
+    than :data:`CLOCK_SKEW_SECONDS`; else :class:`ClockAheadError`, naming ``what``. A date
+    compares at day precision: today is never ahead.
+
+    Every moment a caller gives as its present or as a knowledge time passes here: a future
+    ``now`` would date writes after every later real one (freezing a lineage), and a future
+    ``known_at`` would fix the answered horizon beyond the clock."""
+    current = current_instant() if clock is None else clock
+    if value.micros - current.micros <= _CLOCK_SKEW_MICROS or value.same_moment(current):
+        return value
+    raise ClockAheadError(
+        f"{what} {value} is after the store's clock ({current}) by more than "
+        f"{CLOCK_SKEW_SECONDS} s: a caller's clock may not run ahead of the store's. Omit "
+        f"{what} to use the store's clock, or give a moment up to now"
+    )
 
 
 def today() -> Instant:

@@ -75,18 +75,66 @@ def test_a_back_dated_source_cannot_rewrite_an_answer_given(vg: Vigente) -> None
 
 def test_a_write_learned_now_is_dated_after_every_answer_given(vg: Vigente) -> None:
     """Without a knowledge time a write is learned now, dated by the store inside its own
-    transaction: never behind an answer given as known now, whatever the caller's clock."""
+    transaction: after every answer already given as known now, which wrote nothing."""
     vg.record("lim", 80, valid_from="2026-09-01", known_at="2026-09-03", source="policy")
-    before = ask(vg, valid_at="2026-09-10")  # as known now: fixes the horizon at this moment
-    horizon = vg.answered_horizon()
-    assert horizon is not None
+    backfills = vg.backfills()
+    e = vg.evidence("lim", valid_at="2026-09-10")  # as known now: fixes nothing, writes nothing
+    assert vg.answered_horizon() is None and vg.backfills() == backfills
+    before = ask_at(vg, e.known_at)  # asked again at an explicit time: that is fixed
     result = vg.record("lim", 90, valid_from="2026-09-01", source="mirror")
     (appended,) = result.appended
-    assert appended.known_from > horizon
-    again = ask(vg, valid_at="2026-09-10", known_at=str(horizon))
-    keys = ("status", "values", "admitted", "excluded")  # its wording says "now", then "known on"
-    assert {k: again[k] for k in keys} == {k: before[k] for k in keys}
+    assert appended.known_from > e.known_at
+    assert ask_at(vg, e.known_at) == before
+    assert vg.backfills() == backfills  # a write learned now is no backfill
     assert ask(vg, valid_at="2026-09-10")["status"] == "conflict"
+
+
+def ask_at(vg: Vigente, k: object) -> dict[str, Any]:
+    d = ask(vg, valid_at="2026-09-10", known_at=str(k))
+    return {key: d[key] for key in ("status", "values", "admitted", "excluded")}
+
+
+def test_a_back_dated_write_after_an_answer_as_known_now_is_a_recorded_backfill(
+    vg: Vigente,
+) -> None:
+    """An answer as known now leaves no trace, so a write the caller dates before the store's
+    clock may change it: such a write is never silent, it is recorded as a backfill naming the
+    knowledge times it wrote."""
+    vg.record("lim", 80, valid_from="2026-09-01", known_at="2026-09-03", source="policy")
+    (first,) = vg.backfills()
+    assert first.kind == "back-dated" and str(first.earliest) == "2026-09-03"
+    e = vg.evidence("lim", valid_at="2026-09-10")
+    vg.record("lim", 90, valid_from="2026-09-01", known_at="2026-09-05", source="mirror")
+    _, second = vg.backfills()
+    assert second.kind == "back-dated" and str(second.earliest) == "2026-09-05"
+    assert second.recorded_at > e.known_at and second.earliest <= e.known_at
+    assert "answers given as known now" in second.reason
+    assert ask_at(vg, e.known_at)["status"] == "conflict"  # changed, and the backfill says so
+
+
+def test_precedence_is_learned_now_by_default_and_back_dated_by_backfill(vg: Vigente) -> None:
+    """The README's order: facts, a plain ask, then a precedence rule dated in the past. A rule
+    without a knowledge time is learned now; a back-dated one is recorded as a backfill; behind an
+    answer at an explicit past date it needs a reason."""
+    vg.record("lim", 80, valid_from="2026-09-01", known_at="2026-09-03", source="policy")
+    vg.record("lim", 90, valid_from="2026-09-01", known_at="2026-09-03", source="mirror")
+    assert vg.evidence("lim", valid_at="2026-09-10").status.value == "conflict"
+    rule = vg.set_precedence(["policy", "mirror"], known_at="2026-09-28")
+    assert str(rule.known_from) == "2026-09-28"
+    assert vg.backfills()[-1].reason.startswith("precedence rule:")
+    now_rule = vg.set_precedence(["mirror", "policy"])
+    assert now_rule.known_from > parse("2026-12-01")
+    assert vg.evidence("lim", valid_at="2026-09-10").values == (90,)
+    before = ask(vg, valid_at="2026-09-10", known_at="2026-10-01")  # an audit: fixes 2026-10-01
+    assert before["values"] == [80]
+    with pytest.raises(AnsweredHistoryError, match="--backfill"):
+        vg.set_precedence(["policy", "mirror"], known_at="2026-09-30", lineage="lim")
+    assert ask(vg, valid_at="2026-09-10", known_at="2026-10-01") == before
+    vg.set_precedence(["mirror", "policy"], known_at="2026-09-30", lineage="lim",
+                      backfill="the board's minutes, found late")
+    recorded = vg.backfills()[-1]
+    assert recorded.kind == "precedence" and recorded.reason == "the board's minutes, found late"
+    assert recorded.as_dict()["behind_horizon"] is True
 
 
 def test_a_back_dated_precedence_rule_cannot_rewrite_an_answer_given(vg: Vigente) -> None:
@@ -173,12 +221,14 @@ def test_a_backfill_is_explicit_and_recorded(vg: Vigente) -> None:
     ask(vg, valid_at="2026-09-10", known_at="2026-09-10")
     line = ('{"op": "record", "lineage": "lim", "value": 90, "source": "mirror", '
             '"valid_from": "2026-09-01", "known_at": "2026-09-04"}')
+    back_dated = vg.backfills()  # the first record, dated before the store's clock
+    assert [b.kind for b in back_dated] == ["back-dated"]
     with pytest.raises(AnsweredHistoryError, match="line 1"):
         vg.import_lines([line])
-    assert vg.backfills() == []
+    assert vg.backfills() == back_dated  # refused: nothing recorded either
     report = vg.import_lines([line], backfill="mirror's archive, found in the 2026 audit")
     assert report.applied == 1
-    (backfill,) = vg.backfills()
+    (_, backfill) = vg.backfills()
     assert backfill.kind == "import" and backfill.statements == 1
     assert backfill.as_dict()["behind_horizon"] is True
     assert str(backfill.earliest) == "2026-09-04" and str(backfill.horizon) == "2026-09-10"
@@ -228,6 +278,43 @@ def test_a_question_waits_for_a_write_in_flight(store_url: str) -> None:
         (answer,) = answers
         assert answer["status"] == "conflict" and sorted(answer["values"]) == [80, 90]
         assert ask(reader, valid_at="2026-09-10", known_at="2026-09-10") == answer
+
+
+def test_an_ask_as_known_now_takes_no_lock_and_is_dated_before_a_write_in_flight(
+    store_url: str,
+) -> None:
+    """While a writer holds its transaction, a question as known now answers at once (it takes
+    no lock and writes nothing), as known just before that write: asked again at its knowledge
+    time after the write commits, the answer is the same."""
+    with Vigente.open(store_url) as writer, Vigente.open(store_url) as reader:
+        writer.record("lim", 80, valid_from="2026-09-01", known_at="2026-09-03", source="p")
+        holding, release = threading.Event(), threading.Event()
+        stamps: list[Any] = []
+
+        def write() -> None:
+            with writer.transaction():
+                stamps.extend(writer.record("lim", 90, valid_from="2026-09-01",
+                                            source="q").appended)
+                holding.set()
+                release.wait(60)
+
+        writing = threading.Thread(target=write)
+        writing.start()
+        assert holding.wait(30)
+        try:
+            answered = reader.evidence("lim", valid_at="2026-09-10")  # would block on a lock
+            still_holding = not release.is_set() and writing.is_alive()
+        finally:
+            release.set()
+            writing.join(30)
+        assert still_holding
+        assert answered.values == (80,)
+        assert reader.answered_horizon() is None  # nothing was fixed, nothing written
+        (in_flight,) = stamps
+        assert answered.known_at < in_flight.known_from
+        again = reader.evidence("lim", valid_at="2026-09-10", known_at=answered.known_at)
+        assert again.values == answered.values and again.status == answered.status
+        assert reader.evidence("lim", valid_at="2026-09-10").status.value == "conflict"
 
 
 # -- the general guarantee, over arbitrary interleavings ------------------------------------

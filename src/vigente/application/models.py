@@ -346,10 +346,12 @@ class ImportOut(_Out):
 
 class PrecedenceIn(_In):
     sources: Annotated[list[Name], Field(min_length=1, max_length=64, description="highest first")]
-    known_at: Date
+    known_at: Date | None = Field(None, description="when the rule was adopted (default: now)")
     scope: ScopeIn = {}
     lineage: Name | None = None
     now: Date | None = None
+    backfill: Annotated[str, Field(min_length=1, max_length=2048)] | None = Field(
+        None, description="why the rule is dated behind answers already given (recorded)")
 
 
 class PrecedenceOut(_Out):

@@ -285,24 +285,29 @@ def lineages(ctx: click.Context, as_json: bool) -> None:
 
 @cli.command()
 @click.argument("sources", nargs=-1, required=True)
-@click.option("--known-at", required=True, metavar="DATE", help="When the rule was adopted.")
+@click.option("--known-at", metavar="DATE",
+              help="When the rule was adopted (default: learned now).")
 @click.option("--lineage", help="Limit the rule to one lineage (default: the whole scope).")
 @click.option("--now", metavar="DATE", help="Treat this date as today.")
+@click.option("--backfill", metavar="REASON",
+              help="Date the rule behind answers already given, saying why (recorded).")
 @scope_option
 @json_option
 @click.pass_context
 def precedence(
     ctx: click.Context,
     sources: tuple[str, ...],
-    known_at: str,
+    known_at: str | None,
     lineage: str | None,
     now: str | None,
+    backfill: str | None,
     scope: tuple[str, ...],
     as_json: bool,
 ) -> None:
     """Set an explicit precedence of SOURCES (highest first) to resolve conflicts."""
     rule = open_store(ctx).set_precedence(
-        sources, known_at=known_at, scope=parse_scope(scope), lineage=lineage, now=now
+        sources, known_at=known_at, scope=parse_scope(scope), lineage=lineage, now=now,
+        backfill=backfill,
     )
     if as_json:
         emit_json({"rule_id": rule.rule_id, "sources": list(rule.sources),
@@ -334,11 +339,13 @@ def backfills(ctx: click.Context, as_json: bool) -> None:
 
 @cli.command()
 @click.option("--repair", is_flag=True,
-              help="Move each unreadable instant inside the years 1-9999 and record the repair.")
+              help="Move each unreadable instant inside the years 1-9999, and each knowledge "
+                   "time after the store's clock to now, and record the repair.")
 @json_option
 @click.pass_context
 def check(ctx: click.Context, repair: bool, as_json: bool) -> None:
-    """Find stored instants no question can read back (outside the years 1-9999 in UTC).
+    """Find stored instants no question can read back (outside the years 1-9999 in UTC) and
+    knowledge the store cannot have held yet (knowledge times after its clock).
 
     \b
     Exit 0: none (or all repaired with --repair); exit 1: some found, listed one per line."""
@@ -346,17 +353,21 @@ def check(ctx: click.Context, repair: bool, as_json: bool) -> None:
     if as_json:
         emit_json({"repaired" if repair else "unreadable": [f.as_dict() for f in found]})
     elif not found:
-        click.echo("no unreadable instants: every stored instant is inside the years 1-9999")
+        click.echo("no unreadable instants: every stored instant is inside the years 1-9999, "
+                   "and no knowledge time is after the store's clock")
     else:
         for item in found:
-            click.echo(str(item))
+            click.echo(("future knowledge: " if item.problem == "future" else "") + str(item))
     if repair and found:
         click.echo(f"repaired {len(found)} value(s); the repair is recorded as a store_repair "
                    "decision (vigente decisions list)", err=True)
     elif found:
+        future = sum(f.problem == "future" for f in found)
         raise click.ClickException(
-            f"{len(found)} stored instant(s) outside the years 1-9999 in UTC, which break every "
-            "question that reads them: run `vigente check --repair` to move them inside")
+            f"{len(found) - future} stored instant(s) outside the years 1-9999 in UTC, which "
+            f"break every question that reads them, and {future} knowledge time(s) after the "
+            "store's clock, which freeze their lineages: run `vigente check --repair` to move "
+            "them (recorded)")
 
 
 @cli.command()

@@ -32,7 +32,7 @@ from vigente.errors import (
 from vigente.evidence.citations import CitedVersion, LinkedVersion, cite
 from vigente.evidence.dates import check_language
 from vigente.jsonl import json_objects
-from vigente.kernel.horizon import check_after, learned_now
+from vigente.kernel.horizon import check_after, learned_now, learning_now
 from vigente.kernel.ledger import StatementRefused, apply_writes
 from vigente.records.documents import (
     DocumentVersion,
@@ -42,7 +42,7 @@ from vigente.records.documents import (
 )
 from vigente.records.values import Scope, check_name
 from vigente.store.base import Write
-from vigente.time import Instant, TimeLike, current_instant
+from vigente.time import Instant, TimeLike
 
 if TYPE_CHECKING:
     from vigente.evidence.in_force import DocumentEvidence
@@ -152,12 +152,9 @@ class Documents:
         vg = self._knowledge
         check_name("lineage", lineage_id)
         the_scope = Scope.of(scope)
-        current = current_instant() if now is None else vg.instant(now)
         # The reference date defaults to today (a date); knowledge to this very moment.
+        k, current = vg.answer_times(known_at, now)
         t = Instant.from_date(current.date) if valid_at is None else vg.instant(valid_at)
-        k = current if known_at is None else vg.instant(known_at)
-        vg.check_knowledge_date(k, current)
-        vg.fix_answer(k, current, pinned=now is not None)
         candidates, earlier = vg.candidates_at(lineage_id, the_scope, t, k, current)
         ids = {s.source for s in candidates + (earlier or [])}
         versions = {v.version_id: v for v in self._store.document_versions_by_id(sorted(ids))}
@@ -178,7 +175,7 @@ class Documents:
     def add(self, new: NewVersion, *, now: TimeLike | None = None) -> DocumentVersion:
         """Add a version and apply its relation; atomic. Returns the stored version (the same
         one again when exactly this version was added before)."""
-        with self._store.transaction():
+        with learning_now(self._store):
             version, predecessor = self._prepare(new, now)
             version = self._learned_now(version, now)
             if self.store_version(version):
@@ -214,7 +211,7 @@ class Documents:
             except (ValueError, TypeError) as exc:
                 raise ImportFileError(number, str(exc)) from None
         added = []
-        with self._store.transaction():
+        with learning_now(self._store):
             for number, new in _dependency_order(entries):
                 try:
                     added.append(self.add(new, now=now))

@@ -17,6 +17,7 @@ from vigente.errors import InvalidInput, InvalidProposal
 from vigente.evidence.documents import NewVersion
 from vigente.evidence.lineage_fields import Proposal, extract
 from vigente.evidence.proposal import Problem
+from vigente.kernel.horizon import learning_now
 from vigente.records.documents import DocumentVersion, ProposalRecord, ReviewEvent
 from vigente.records.values import Scope
 from vigente.time import Instant, TimeLike
@@ -202,7 +203,7 @@ class ReviewQueue:
                 now: TimeLike | None = None) -> DocumentVersion:
         """Turn a pending proposal into a document version (atomic: on any error the proposal
         stays pending and nothing is added)."""
-        with self._store.transaction():
+        with learning_now(self._store):
             item = self._pending(proposal_id)
             proposal = item.proposal
             if not proposal.approvable:

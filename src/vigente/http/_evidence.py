@@ -126,7 +126,8 @@ def statements(body: m.StatementsIn, vg: TenantStore) -> dict[str, Any]:
 def precedence(body: m.PrecedenceIn, vg: TenantStore) -> dict[str, Any]:
     """An explicit, dated precedence of sources (highest first) that resolves conflicts."""
     rule = vg.set_precedence(
-        body.sources, known_at=body.known_at, scope=body.scope, lineage=body.lineage, now=body.now
+        body.sources, known_at=body.known_at, scope=body.scope, lineage=body.lineage, now=body.now,
+        backfill=body.backfill,
     )
     return {
         "rule_id": rule.rule_id,

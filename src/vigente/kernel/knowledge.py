@@ -40,6 +40,16 @@ class Knowledge(Protocol):
         """Fix the answered horizon at ``known_at`` before an answer is read."""
         ...
 
+    def present(self, now: TimeLike | None) -> Instant:
+        """``now`` read (never ahead of the store's clock), or this moment."""
+        ...
+
+    def answer_times(self, known_at: TimeLike | None, now: TimeLike | None
+                     ) -> tuple[Instant, Instant]:
+        """``(k, now)`` of a question about to be read, checked; the horizon fixed at an
+        explicit past ``k``; as known now, nothing written."""
+        ...
+
     def candidates_at(
         self, lineage: str, scope: Scope, t: Instant, k: Instant, now: Instant,
         *, held: bool = False,

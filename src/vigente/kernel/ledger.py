@@ -20,11 +20,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from vigente.errors import HistoryRewriteError, InvalidInterval, VigenteError
-from vigente.kernel.horizon import check_after, check_after_horizon, learned_now
+from vigente.kernel.horizon import check_after, learned_now, record_back_dated, record_backfill
 from vigente.records.values import Scope, check_name
 from vigente.records.versions import PrecedenceRule, Version
 from vigente.store.base import Store, Timeline, Write
-from vigente.time import Instant, Interval
+from vigente.time import Instant, Interval, current_instant
 
 __all__ = ["StatementRefused", "WriteResult", "apply_write", "apply_writes", "set_precedence",
            "statement"]
@@ -157,6 +157,11 @@ def apply_writes(
         stamped = any(w.stamped for w in writes)
         if writes and (stamped or not backfill):
             horizon = store.answered_horizon()  # read once, under the writers' lock
+            if not backfill:
+                # dated by the caller, before the store's clock: answers given as known now
+                # since then may change, so the write is recorded as a backfill
+                record_back_dated(store, "statements",
+                                  [w.known_at for w in writes if not w.stamped], current_instant())
             if stamped:  # learned now: dated here, after every answer given
                 at = learned_now(horizon)
                 writes = [replace(w, known_at=at) if w.stamped else w for w in writes]
@@ -349,12 +354,23 @@ def set_precedence(
     *,
     scope: Scope,
     lineage: str | None,
-    known_at: Instant,
+    known_at: Instant | None,
     rule_id: str,
+    backfill: str | None = None,
 ) -> PrecedenceRule:
-    """Replace the precedence rule of ``(lineage, scope)`` from ``known_at`` on."""
+    """Replace the precedence rule of ``(lineage, scope)`` from ``known_at`` on (None: learned
+    now, dated inside the transaction after every answer given). A rule dated at or before the
+    answered horizon is refused unless ``backfill`` says why (recorded); one dated before the
+    store's clock is recorded as a back-dated backfill."""
     with store.transaction():
-        check_after_horizon(store, known_at, "the precedence rule")
+        horizon = store.answered_horizon()
+        if known_at is None:
+            known_at = learned_now(horizon)
+        elif backfill is None:
+            record_back_dated(store, "precedence rule", [known_at], current_instant())
+            check_after(horizon, known_at, "the precedence rule")
+        else:
+            record_backfill(store, "precedence", backfill, 1, known_at, known_at)
         rules = store.precedence_rules(lineage, scope)
         latest = max(
             (r.known_to if r.known_to is not None else r.known_from for r in rules), default=None
@@ -362,7 +378,8 @@ def set_precedence(
         if latest is not None and known_at < latest:
             raise HistoryRewriteError(
                 f"a precedence rule for this scope is already recorded on {latest}; a rule known "
-                f"on {known_at} would rewrite history. Use --known-at {latest} or later"
+                f"on {known_at} would rewrite history. Use --known-at {latest} or later, or "
+                "omit --known-at (learned now)"
             )
         for rule in rules:
             if rule.known_to is None:

@@ -29,7 +29,7 @@ from vigente.errors import (
 from vigente.jsonl import json_objects, read_lines
 from vigente.kernel.admission import decide
 from vigente.kernel.answer import Evidence
-from vigente.kernel.horizon import fix_answer, record_backfill
+from vigente.kernel.horizon import fix_answer, known_now, learning_now, record_backfill
 from vigente.kernel.integrity import check_store
 from vigente.kernel.ledger import (
     StatementRefused,
@@ -44,7 +44,14 @@ from vigente.records.ledger import Backfill, UnreadableInstant
 from vigente.records.values import JSONValue, Scope, canonical_json, check_name
 from vigente.records.versions import PrecedenceRule, Version
 from vigente.store.base import Store, Write
-from vigente.time import Instant, TimeLike, current_instant, parse_instant, to_instant
+from vigente.time import (
+    Instant,
+    TimeLike,
+    check_not_ahead,
+    current_instant,
+    parse_instant,
+    to_instant,
+)
 
 __all__ = ["ImportReport", "Kernel", "ScopeLike"]
 
@@ -96,8 +103,9 @@ class Kernel:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """Group several writes into one atomic unit."""
-        with self.store.transaction():
+        """Group several writes into one atomic unit (reserved as a write that may be learned
+        now: :func:`~vigente.kernel.horizon.learning_now`)."""
+        with learning_now(self.store):
             yield
 
     def instant(self, value: TimeLike) -> Instant:
@@ -137,9 +145,17 @@ class Kernel:
         self.check_knowledge_date(write.known_at, now)
         return write
 
+    def present(self, now: TimeLike | None) -> Instant:
+        """``now`` read (a caller's pinned clock, never ahead of the store's) or this moment."""
+        if now is None:
+            return current_instant()
+        return check_not_ahead(self.instant(now), "now")
+
     def check_knowledge_date(self, known_at: Instant, now: TimeLike | None) -> Instant:
-        """Refuse a knowledge date after ``now`` (default: this moment); return ``now``."""
-        current = current_instant() if now is None else self.instant(now)
+        """Refuse a knowledge date after ``now`` (default: this moment), and a ``now`` or a
+        knowledge date ahead of the store's clock; return ``now``."""
+        current = self.present(now)
+        check_not_ahead(known_at, "known_at")
         if known_at > current and not known_at.same_moment(current):
             raise FutureKnowledgeError(
                 f"known_at {known_at} is after now ({current}): nothing can be known from the "
@@ -152,6 +168,28 @@ class Kernel:
         there, so that no later write can change that answer (:mod:`vigente.kernel.horizon`).
         ``pinned``: ``now`` was given by the caller (a replay's clock), not read from the clock."""
         fix_answer(self.store, known_at, now, pinned=pinned)
+
+    def known_now(self, clock: Instant) -> Instant:
+        """The knowledge time of an answer as known now, read without a lock or a write: the
+        clock, or just before a write learned now still in flight
+        (:mod:`vigente.kernel.horizon`)."""
+        return known_now(self.store, clock)
+
+    def answer_times(self, known_at: TimeLike | None, now: TimeLike | None
+                     ) -> tuple[Instant, Instant]:
+        """``(k, now)`` of a question about to be read: each checked, and the answered horizon
+        fixed when ``k`` is an explicit past knowledge time. As known now (no ``known_at``) on
+        the store's clock, ``k`` is :meth:`known_now` and nothing is written."""
+        current = self.present(now)
+        if known_at is None:
+            if now is not None:
+                return current, current  # a pinned present: never fixed, as before
+            k = self.known_now(current)
+            return k, k
+        k = self.instant(known_at)
+        self.check_knowledge_date(k, current)
+        self.fix_answer(k, current, pinned=now is not None)
+        return k, current
 
     def answered_horizon(self) -> Instant | None:
         """The latest knowledge time this store has answered for: a write must be dated after
@@ -195,7 +233,8 @@ class Kernel:
             scope=scope,
             now=now,
         )
-        return apply_write(self.store, write)
+        with learning_now(self.store):
+            return apply_write(self.store, write)
 
     def retract(
         self,
@@ -221,34 +260,44 @@ class Kernel:
             scope=scope,
             now=now,
         )
-        return apply_write(self.store, write)
+        with learning_now(self.store):
+            return apply_write(self.store, write)
 
     def set_precedence(
         self,
         sources: Iterable[str],
         *,
-        known_at: TimeLike,
+        known_at: TimeLike | None = None,
         scope: ScopeLike = None,
         lineage: str | None = None,
         now: TimeLike | None = None,
+        backfill: str | None = None,
     ) -> PrecedenceRule:
         """Make conflicts in ``scope`` (optionally one lineage) resolvable: earlier sources in
-        ``sources`` prevail. Applies to answers as known from ``known_at`` on."""
+        ``sources`` prevail. Applies to answers as known from ``known_at`` on (None: learned
+        now, or at ``now`` when given). ``backfill`` (why) lets a rule be dated behind the
+        answered horizon, recorded as a :class:`Backfill`."""
         names = tuple(check_name("source", s) for s in sources)
         if not names:
             raise InvalidInput("a precedence rule needs at least one source, highest first")
         if len(set(names)) != len(names):
             raise InvalidInput("a precedence rule lists a source twice: list each source once")
-        k = self.instant(known_at)
-        self.check_knowledge_date(k, now)
-        return set_precedence(
-            self.store,
-            names,
-            scope=Scope.of(scope),
-            lineage=None if lineage is None else check_name("lineage", lineage),
-            known_at=k,
-            rule_id=uuid.uuid4().hex[:16],
-        )
+        if backfill is not None and not backfill.strip():
+            raise InvalidInput("a backfill needs a reason: say why history is being filled in")
+        k: Instant | None = None
+        if known_at is not None or now is not None:
+            k = self.present(now) if known_at is None else self.instant(known_at)
+            self.check_knowledge_date(k, now)
+        with learning_now(self.store):
+            return set_precedence(
+                self.store,
+                names,
+                scope=Scope.of(scope),
+                lineage=None if lineage is None else check_name("lineage", lineage),
+                known_at=k,
+                rule_id=uuid.uuid4().hex[:16],
+                backfill=None if backfill is None else backfill.strip(),
+            )
 
     # -- reads -----------------------------------------------------------------------------
     def evidence(
@@ -271,10 +320,7 @@ class Kernel:
         check_name("lineage", lineage)
         the_scope = Scope.of(scope)
         t = self.instant(valid_at)
-        current = current_instant() if now is None else self.instant(now)
-        k = current if known_at is None else self.instant(known_at)
-        self.check_knowledge_date(k, current)
-        self.fix_answer(k, current, pinned=now is not None)
+        k, current = self.answer_times(known_at, now)
         candidates, earlier = self.candidates_at(lineage, the_scope, t, k, current, held=True)
 
         def rules() -> list[PrecedenceRule]:
@@ -349,7 +395,7 @@ class Kernel:
 
         statements = [write for _, write in writes]
         try:
-            with self.store.transaction():
+            with learning_now(self.store):
                 apply_writes(self.store, statements, each_round=tally,
                              backfill=backfill is not None)
                 if backfill is not None and statements:

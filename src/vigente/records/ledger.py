@@ -55,10 +55,13 @@ class UnreadableInstant:
     column: str
     stored: str  # as the backend holds it
     repaired_to: str | None = None
+    #: "unreadable" (outside the years 1-9999) or "future" (a knowledge time after the store's
+    #: clock, written by a caller whose clock ran ahead before such clocks were refused)
+    problem: str = "unreadable"
 
     def as_dict(self) -> dict[str, Any]:
         return {"table": self.table, "row": self.row, "column": self.column,
-                "stored": self.stored, "repaired_to": self.repaired_to}
+                "stored": self.stored, "repaired_to": self.repaired_to, "problem": self.problem}
 
     def __str__(self) -> str:
         where = f"{self.table} {self.row!r} {self.column}: {self.stored}"

@@ -41,7 +41,7 @@ from vigente.retrieval.fields import could_be_strong, field_scores, rank_with_fi
 from vigente.retrieval.hits import HitBuilder, Ranked, value_text
 from vigente.retrieval.results import IndexReport, SearchResult
 from vigente.retrieval.text import chunk_text, field_terms, field_text, fold, query_terms
-from vigente.time import Instant, TimeLike, current_instant
+from vigente.time import Instant, TimeLike
 
 if TYPE_CHECKING:
     from vigente.kernel.knowledge import Knowledge
@@ -494,10 +494,7 @@ class Retrieval:
             )
         else:
             t = vg.instant(valid_at)
-        current = current_instant() if now is None else vg.instant(now)
-        k_at = current if known_at is None else vg.instant(known_at)
-        vg.check_knowledge_date(k_at, current)
-        vg.fix_answer(k_at, current, pinned=now is not None)
+        k_at, _ = vg.answer_times(known_at, now)
         return t, k_at
 
     def _query_vector(self, matched: str, embedder: Embedder | None, notes: list[str]

@@ -22,7 +22,14 @@ from vigente.records.runtime import (
     ToolArtifact,
     from_record,
 )
-from vigente.time import Instant, TimeLike, current_instant, parse_instant, to_instant
+from vigente.time import (
+    Instant,
+    TimeLike,
+    check_not_ahead,
+    current_instant,
+    parse_instant,
+    to_instant,
+)
 
 if TYPE_CHECKING:
     from vigente.retrieval.embed import Embedder
@@ -173,9 +180,11 @@ class RuntimeReads:
     default_zone: str | None
 
     def _at(self, known_at: TimeLike | None) -> Instant:
+        """A read's knowledge time: now, or ``known_at`` (never ahead of the store's clock: an
+        answer as known in the future would change with every later write)."""
         if known_at is None:
             return current_instant()
-        return self.instant(known_at)
+        return check_not_ahead(self.instant(known_at), "known_at")
 
     def instant(self, value: TimeLike) -> Instant:
         """A date, an RFC 3339 timestamp with an offset, or a datetime, as an instant (a naive

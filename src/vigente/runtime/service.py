@@ -61,7 +61,7 @@ from vigente.runtime.content import (
 from vigente.runtime.reader import RuntimeReads
 from vigente.runtime.trust import check_names
 from vigente.store.base import Store
-from vigente.time import Instant, TimeLike, current_instant
+from vigente.time import Instant, TimeLike, check_not_ahead, current_instant
 
 if TYPE_CHECKING:
     from vigente.runtime.events import RuntimeImportReport
@@ -716,8 +716,8 @@ class Runtime(RuntimeReads):
         """Apply the retention classes as of ``now`` (default: this moment)."""
         from vigente.runtime.retention import collect
 
-        return collect(self, now=current_instant() if now is None else self.instant(now),
-                       dry_run=dry_run)
+        at = current_instant() if now is None else check_not_ahead(self.instant(now), "now")
+        return collect(self, now=at, dry_run=dry_run)
 
 
 def _fields(record: RuntimeRecord) -> dict[str, Any]:

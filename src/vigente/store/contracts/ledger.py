@@ -219,6 +219,25 @@ class AnswerHorizon(Transactional):
         """Record a write behind the horizon (inside the backfill's own transaction)."""
 
     @abstractmethod
+    def in_transaction(self) -> bool:
+        """True inside :meth:`transaction` on this thread."""
+
+    @abstractmethod
+    def reserve_write(self, reservation_id: str, at: Instant) -> None:
+        """Record that a write learned now will be dated at or after ``at``, committed (visible
+        to every reader) before it returns; called outside any transaction."""
+
+    @abstractmethod
+    def release_write(self, reservation_id: str) -> None:
+        """Forget a reservation: inside the write's transaction (it ends with the write), or on
+        its own after a write that rolled back."""
+
+    @abstractmethod
+    def writes_in_flight_since(self, since: Instant) -> Instant | None:
+        """The earliest reservation made at or after ``since`` and not yet released (None: no
+        write learned now is in flight); a plain read, no lock."""
+
+    @abstractmethod
     def backfills(self) -> list[Backfill]:
         """Every recorded backfill, oldest first."""
 
@@ -235,6 +254,18 @@ class Integrity(Transactional):
     def repair_unreadable_instants(self) -> list[UnreadableInstant]:
         """Move each unreadable instant to the nearest instant of the range (an end beyond it:
         an open end), in one transaction; what was repaired, and into what."""
+
+    @abstractmethod
+    def future_knowledge(self, after: Instant) -> list[UnreadableInstant]:
+        """Every stored knowledge time (a version's known interval, a write's, a precedence
+        rule's, a document's publication or learning, a runtime record's, the answered horizon)
+        after ``after``: knowledge the store cannot have held yet (``problem="future"``)."""
+
+    @abstractmethod
+    def repair_future_knowledge(self, after: Instant, to: Instant) -> list[UnreadableInstant]:
+        """Move every knowledge time after ``after`` to ``to`` (the ``i``-th distinct one, in
+        order, to ``to`` + ``i`` µs, so their order and every interval between them are kept),
+        in one transaction; what was repaired, and into what."""
 
 
 class DecisionLog(Transactional):

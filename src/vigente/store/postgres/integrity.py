@@ -41,6 +41,22 @@ _COLUMNS: tuple[tuple[str, str, str, str], ...] = (
 )
 
 
+#: (table, key column, column, kind): every column that holds a knowledge time ("ts":
+#: timestamptz, NULL an open end; "micros": bigint).
+_KNOWLEDGE: tuple[tuple[str, str, str, str], ...] = (
+    ("versions", "version_id", "known_from", "ts"),
+    ("versions", "version_id", "known_to", "ts"),
+    ("writes", "write_id", "known_at", "ts"),
+    ("precedence_rules", "rule_id", "known_from", "ts"),
+    ("precedence_rules", "rule_id", "known_to", "ts"),
+    ("document_versions", "version_id", "published", "ts"),
+    ("document_versions", "version_id", "learned", "micros"),
+    ("runtime_conversations", "conversation_id", "known_from", "ts"),
+    ("runtime_records", "seq", "known_from", "ts"),
+    ("knowledge_horizon", "id", "answered", "micros"),
+)
+
+
 def _out(expr: str) -> str:
     return f"({expr} IS NOT NULL AND ({expr} < {_LOW} OR {expr} >= {_HIGH}))"
 
@@ -119,3 +135,37 @@ class PostgresIntegrity(Integrity):
         self._execute(f"UPDATE {table} SET {column} = {new} {where}", (f.row,))
         value = self._fetch(f"SELECT {read}::text FROM {table} {where}", (f.row,))
         return "open end" if not value or value[0][0] is None else str(value[0][0])
+
+    def _future(self, after: Instant) -> list[tuple[str, str, str, str, str, Instant]]:
+        found = []
+        for table, key, column, kind in _KNOWLEDGE:
+            if kind == "micros":
+                rows = self._fetch(
+                    f"SELECT {key}::text, {column} FROM {table} WHERE {column} > %s AND "
+                    f"{column} <= %s ORDER BY {key}", (after.micros, MAX_MICROS))
+                found += [(table, key, column, kind, r, Instant(int(v))) for r, v in rows]
+                continue
+            rows = self._fetch(
+                f"SELECT {key}::text, {column} FROM {table} WHERE {column} > %s AND "
+                f"{column} < {_HIGH} ORDER BY {key}", (after.datetime,))
+            found += [(table, key, column, kind, r, Instant.from_datetime(v)) for r, v in rows]
+        return found
+
+    def future_knowledge(self, after: Instant) -> list[UnreadableInstant]:
+        return [UnreadableInstant(table, row, column, at.isoformat(), problem="future")
+                for table, _, column, _, row, at in self._future(after)]
+
+    def repair_future_knowledge(self, after: Instant, to: Instant) -> list[UnreadableInstant]:
+        repaired = []
+        with self.transaction():
+            found = self._future(after)
+            order = sorted({f[5].micros for f in found})
+            moved = {m: Instant(to.micros + i) for i, m in enumerate(order)}
+            for table, key, column, kind, row, at in found:
+                new = moved[at.micros]
+                value: Any = new.micros if kind == "micros" else new.datetime
+                self._execute(f"UPDATE {table} SET {column} = %s WHERE {key}::text = %s",
+                              (value, row))
+                repaired.append(UnreadableInstant(table, row, column, at.isoformat(),
+                                                  new.isoformat(), "future"))
+        return repaired

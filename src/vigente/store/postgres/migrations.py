@@ -10,7 +10,7 @@ import psycopg
 
 from vigente.store.postgres.assembly import ASSEMBLY_MIGRATIONS
 from vigente.store.postgres.documents import RECORD_MIGRATIONS
-from vigente.store.postgres.horizon import HORIZON_MIGRATIONS
+from vigente.store.postgres.horizon import HORIZON_MIGRATIONS, IN_FLIGHT_MIGRATIONS
 from vigente.store.postgres.recall import RECALL_MIGRATIONS
 from vigente.store.postgres.retrieval import (
     FIELD_MIGRATIONS,
@@ -88,6 +88,7 @@ MIGRATIONS += ASSEMBLY_MIGRATIONS  # recorded context assemblies (vigente.assemb
 MIGRATIONS += HORIZON_MIGRATIONS  # the answered knowledge horizon and recorded backfills
 MIGRATIONS += RECALL_MIGRATIONS  # recall over the runtime graph (vigente.runtime.recall)
 MIGRATIONS += CONTENT_TOKEN_MIGRATIONS  # token counts of raw results, kept at import (issue 23)
+MIGRATIONS += IN_FLIGHT_MIGRATIONS  # writes learned now, reserved before they are dated (issue 35)
 
 SELECT_SCHEMA_TABLE = "SELECT to_regclass('vigente_migrations')"
 CREATE_SCHEMA_TABLE = "CREATE TABLE IF NOT EXISTS vigente_migrations (version integer PRIMARY KEY)"

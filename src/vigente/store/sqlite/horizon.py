@@ -14,7 +14,7 @@ from vigente.records.ledger import Backfill
 from vigente.store.contracts import AnswerHorizon
 from vigente.time import Instant
 
-__all__ = ["HORIZON_MIGRATIONS", "SQLiteHorizon"]
+__all__ = ["HORIZON_MIGRATIONS", "IN_FLIGHT_MIGRATIONS", "SQLiteHorizon"]
 
 HORIZON_MIGRATIONS: list[list[str]] = [
     [
@@ -39,6 +39,16 @@ HORIZON_MIGRATIONS: list[list[str]] = [
     ],
 ]
 
+# Writes learned now, reserved before they are dated (vigente.kernel.horizon.learning_now).
+IN_FLIGHT_MIGRATIONS: list[list[str]] = [
+    [
+        """CREATE TABLE writes_in_flight (
+            reservation_id TEXT PRIMARY KEY,
+            reserved_at    INTEGER NOT NULL
+        )""",
+    ],
+]
+
 SELECT_HORIZON = "SELECT answered, is_date FROM knowledge_horizon WHERE id = 1"
 # Never lowers the horizon; a later instant on the same microsecond keeps the first's precision.
 RAISE_HORIZON = """INSERT INTO knowledge_horizon (id, answered, is_date) VALUES (1, ?, ?)
@@ -46,6 +56,9 @@ RAISE_HORIZON = """INSERT INTO knowledge_horizon (id, answered, is_date) VALUES 
     WHERE excluded.answered > knowledge_horizon.answered"""
 INSERT_BACKFILL = """INSERT INTO backfills (backfill_id, recorded_at, kind, reason, statements,
     earliest, latest, horizon, date_flags) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+INSERT_RESERVATION = "INSERT INTO writes_in_flight (reservation_id, reserved_at) VALUES (?, ?)"
+DELETE_RESERVATION = "DELETE FROM writes_in_flight WHERE reservation_id = ?"
+SELECT_IN_FLIGHT = "SELECT min(reserved_at) FROM writes_in_flight WHERE reserved_at >= ?"
 SELECT_BACKFILLS = """SELECT backfill_id, recorded_at, kind, reason, statements, earliest,
     latest, horizon, date_flags FROM backfills ORDER BY rowid"""
 
@@ -54,6 +67,8 @@ class SQLiteHorizon(AnswerHorizon):
     _conn: sqlite3.Connection
     _lock: threading.RLock
     _answered_seen: int
+    _depth: int
+    _writer_thread: int
 
     transaction: Callable[[], AbstractContextManager[None]]  # SQLiteStore's
 
@@ -73,6 +88,23 @@ class SQLiteHorizon(AnswerHorizon):
         with self.transaction():
             self._conn.execute(RAISE_HORIZON, (known_at.micros, int(known_at.is_date)))
         self._answered_seen = known_at.micros
+
+    def in_transaction(self) -> bool:
+        return self._depth > 0 and self._writer_thread == threading.get_ident()
+
+    def reserve_write(self, reservation_id: str, at: Instant) -> None:
+        if self.in_transaction():
+            raise RuntimeError("a write is reserved before its transaction begins")
+        with self.transaction():
+            self._conn.execute(INSERT_RESERVATION, (reservation_id, at.micros))
+
+    def release_write(self, reservation_id: str) -> None:
+        with self.transaction():
+            self._conn.execute(DELETE_RESERVATION, (reservation_id,))
+
+    def writes_in_flight_since(self, since: Instant) -> Instant | None:
+        (earliest,) = self._conn.execute(SELECT_IN_FLIGHT, (since.micros,)).fetchone()
+        return None if earliest is None else Instant(earliest)
 
     def append_backfill(self, backfill: Backfill) -> None:
         b = backfill

@@ -15,7 +15,7 @@ from vigente.records.ledger import UnreadableInstant, describe_micros
 from vigente.store.contracts import Integrity
 from vigente.time import MAX_MICROS, MIN_MICROS, Instant
 
-__all__ = ["INSTANT_COLUMNS", "SQLiteIntegrity"]
+__all__ = ["INSTANT_COLUMNS", "KNOWLEDGE_COLUMNS", "SQLiteIntegrity"]
 
 OPEN_END = 1 << 62  # as in vigente.store.sqlite
 
@@ -36,6 +36,21 @@ INSTANT_COLUMNS: tuple[tuple[str, str, str, bool], ...] = (
     ("document_versions", "version_id", "learned", False),
     ("runtime_conversations", "conversation_id", "known_from", False),
     ("runtime_records", "seq", "known_from", False),
+)
+
+
+#: (table, key column, instant column): every column that holds a knowledge time.
+KNOWLEDGE_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("versions", "version_id", "known_from"),
+    ("versions", "version_id", "known_to"),
+    ("writes", "write_id", "known_at"),
+    ("precedence_rules", "rule_id", "known_from"),
+    ("precedence_rules", "rule_id", "known_to"),
+    ("document_versions", "version_id", "published"),
+    ("document_versions", "version_id", "learned"),
+    ("runtime_conversations", "conversation_id", "known_from"),
+    ("runtime_records", "seq", "known_from"),
+    ("knowledge_horizon", "id", "answered"),
 )
 
 
@@ -75,4 +90,33 @@ class SQLiteIntegrity(Integrity):
                 shown = "open end" if new == OPEN_END else Instant(new).isoformat()
                 repaired.append(UnreadableInstant(table, str(row), column,
                                                   describe_micros(micros), shown))
+        return repaired
+
+    def _future(self, after: Instant) -> list[tuple[str, str, str, object, int]]:
+        found = []
+        for table, key, column in KNOWLEDGE_COLUMNS:
+            rows = self._conn.execute(
+                f"SELECT {key}, {column} FROM {table} WHERE {column} IS NOT NULL AND "
+                f"{column} != ? AND {column} > ? AND {column} <= ? ORDER BY {key}",
+                (OPEN_END, after.micros, MAX_MICROS),
+            ).fetchall()
+            found += [(table, key, column, row_key, micros) for row_key, micros in rows]
+        return found
+
+    def future_knowledge(self, after: Instant) -> list[UnreadableInstant]:
+        return [UnreadableInstant(table, str(row), column, Instant(micros).isoformat(),
+                                  problem="future")
+                for table, _, column, row, micros in self._future(after)]
+
+    def repair_future_knowledge(self, after: Instant, to: Instant) -> list[UnreadableInstant]:
+        repaired = []
+        with self.transaction():
+            found = self._future(after)
+            moved = {m: to.micros + i for i, m in enumerate(sorted({f[4] for f in found}))}
+            for table, key, column, row, micros in found:
+                self._conn.execute(f"UPDATE {table} SET {column} = ? WHERE {key} = ?",
+                                   (moved[micros], row))
+                repaired.append(UnreadableInstant(table, str(row), column,
+                                                  Instant(micros).isoformat(),
+                                                  Instant(moved[micros]).isoformat(), "future"))
         return repaired

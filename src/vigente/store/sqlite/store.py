@@ -244,6 +244,7 @@ class SQLiteStore(SQLiteDocuments, SQLiteRetrieval, SQLiteRuntime, SQLiteAssembl
                 self._conn.execute(pragma)
             self._lock = threading.RLock()
             self._depth = 0
+            self._writer_thread = 0
             self._rows = _Rows()
             # What writers read again and again, kept across transactions but used inside write
             # transactions only (when this connection holds the write lock): subject ids by
@@ -302,6 +303,7 @@ class SQLiteStore(SQLiteDocuments, SQLiteRetrieval, SQLiteRuntime, SQLiteAssembl
             except sqlite3.OperationalError as exc:
                 raise StoreError(f"cannot start a write on {self.url!r}: {exc}") from None
             self._depth = 1
+            self._writer_thread = threading.get_ident()
             try:
                 (data_version,) = self._conn.execute("PRAGMA data_version").fetchone()
                 if data_version != self._data_version:
