@@ -610,7 +610,10 @@ def test_a_back_dated_write_after_an_answer_is_a_409(service: Service) -> None:
     assert (after["status"], after["values"], after["admitted"]) == (
         before["status"], before["values"], before["admitted"])
     listed = c.get("/v1/backfills", headers=key).json()
-    assert listed == {"answered_horizon": "2026-09-10", "backfills": []}
+    assert listed["answered_horizon"] == "2026-09-10"
+    # the first statement was dated before the store's clock: recorded; the refused ones not
+    assert [(b["kind"], b["earliest"]) for b in listed["backfills"]] == [
+        ("back-dated", "2026-09-03")]
 
 
 def test_request_size_limit_and_rate_limit(tmp_path: Path) -> None:

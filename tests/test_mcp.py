@@ -101,7 +101,6 @@ async def _exercise_tools(client: Client) -> None:
         "lineage",
         "value",
         "valid_from",
-        "known_at",
         "source",
     ]
 
@@ -119,9 +118,11 @@ async def _exercise_tools(client: Client) -> None:
         "known_at": "2026-09-25",
         "source": "policy",
     }
-    # the answer above was as known now: a fact dated before it would rewrite it
+    # a model records what it learns now: a fact it dates in the past is refused
     behind = await client.call_tool("record_fact", fact)
-    assert behind.is_error and "already answered questions as known on" in tool_text(behind)
+    assert behind.is_error and "a model records what it learns now" in tool_text(behind)
+    ahead = await client.call_tool("record_fact", {**fact, "known_at": "9999-12-31"})
+    assert ahead.is_error and "after the store's clock" in tool_text(ahead)
     now = dt.datetime.now(dt.UTC).isoformat()
     wrote = await client.call_tool("record_fact", {**fact, "known_at": now})
     assert not wrote.is_error and wrote.structured_content["changed"] is True

@@ -156,12 +156,16 @@ def test_purge_leaves_no_byte_of_the_account_in_any_file(tmp_path: Path, log: Pa
     assert run(db, "runtime", "show", "trip-42")[0] == 1
 
 
-def test_gc_dry_run_then_erase(tmp_path: Path, log: Path) -> None:
-    db = tmp_path / "r.db"
+def test_gc_dry_run_then_erase(tmp_path: Path) -> None:
+    db, log = tmp_path / "r.db", tmp_path / "old.jsonl"
+    aged = [dict(e, at=e["at"].replace("2026-", "2025-")) if "at" in e else e for e in session()]
+    log.write_text("".join(json.dumps(e) + "\n" for e in aged))  # a year old: past retention
     run(db, "runtime", "import", str(log))
     code, out = run(db, "runtime", "gc", "--dry-run", "--now", "2027-06-01")
+    assert code == 1 and "after the store's clock" in out  # no clock ahead of the store's
+    code, out = run(db, "runtime", "gc", "--dry-run")
     assert code == 0 and out.startswith("would erase 4 raw content(s)")
-    code, out = run(db, "runtime", "gc", "--now", "2027-06-01")
+    code, out = run(db, "runtime", "gc")
     assert code == 0 and out.startswith("erased 4 raw content(s)")
     code, out = run(db, "runtime", "artifact", "t1", "--raw")
     assert code == 1 and "erased by retention" in out

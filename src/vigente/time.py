@@ -224,8 +224,9 @@ def check_not_ahead(value: Instant, what: str, clock: Instant | None = None) -> 
         return value
     raise ClockAheadError(
         f"{what} {value} is after the store's clock ({current}) by more than "
-        f"{CLOCK_SKEW_SECONDS} s: a caller's clock may not run ahead of the store's. Omit "
-        f"{what} to use the store's clock, or give a moment up to now"
+        f"{CLOCK_SKEW_SECONDS} s: nothing can be known from the future, and a caller's clock "
+        f"may not run ahead of the store's. Omit {what} to use the store's clock, or give a "
+        "moment up to now"
     )
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from vigente import ImportFileError, InvalidInput, Vigente
-from vigente.errors import RuntimeHistoryConflict
+from vigente.errors import FutureKnowledgeError, RuntimeHistoryConflict
 
 C = "trip-42"
 T0 = "2026-10-05T08:00:00+00:00"
@@ -310,14 +310,23 @@ def test_purge_account_removes_every_record_and_blob(vg: Vigente, tmp_path: Path
         rt.artifacts("t1")
 
 
-def test_gc_erases_old_raw_bytes_but_keeps_the_tombstone(trip: Vigente) -> None:
-    rt = trip.runtime
-    rt.record_checkpoint(C, "cp1", run="r1", state={"step": 1}, at="2026-10-05T09:00:00Z")
-    rt.record_checkpoint(C, "cp2", run="r1", state={"step": 2}, at="2026-10-05T09:01:00Z")
-    dry = rt.gc(now="2027-06-01T00:00:00Z", dry_run=True)
+def aged(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The session as it happened a year earlier: old enough for every retention class (gc
+    takes no clock ahead of the store's, so time passes by dating the records back)."""
+    return [dict(e, at=e["at"].replace("2026-", "2025-")) if "at" in e else e for e in events]
+
+
+def test_gc_erases_old_raw_bytes_but_keeps_the_tombstone(vg: Vigente) -> None:
+    rt = vg.runtime
+    rt.import_events(lines(aged(session())))
+    rt.record_checkpoint(C, "cp1", run="r1", state={"step": 1}, at="2025-10-05T09:00:00Z")
+    rt.record_checkpoint(C, "cp2", run="r1", state={"step": 2}, at="2025-10-05T09:01:00Z")
+    with pytest.raises(FutureKnowledgeError):  # no clock ahead of the store's
+        rt.gc(now="2027-06-01T00:00:00Z", dry_run=True)
+    dry = rt.gc(dry_run=True)
     assert dry.contents == 4 and dry.records == 1  # args + result of t1, t2; cp1
     assert rt.artifact_content(rt.artifacts("t1")[0])
-    report = rt.gc(now="2027-06-01T00:00:00Z")
+    report = rt.gc()
     assert report.contents == 4 and report.records == 1
     (a,) = rt.artifacts("t1")  # the tombstone: hashes and sizes stay
     assert a.result_ref.bytes == 82

@@ -11,6 +11,8 @@ from vigente.application import models as m
 from vigente.errors import InvalidInput
 from vigente.evidence.in_force import DocumentEvidence
 from vigente.kernel.answer import Evidence
+from vigente.kernel.horizon import is_back_dated
+from vigente.time import current_instant
 
 __all__ = ["ValidDateRequired", "ask", "evidence_for", "verify_answer"]
 
@@ -37,6 +39,19 @@ def evidence_for(vg: Vigente, lineage: str, *, valid_at: str | None, known_at: s
         )
     return vg.evidence(lineage, valid_at=valid_at, known_at=known_at, scope=scope, now=now,
                        record=record, language=language)
+
+
+def model_learned_at(vg: Vigente, known_at: str | None) -> str | None:
+    """The knowledge time a model-facing writer (MCP ``record_fact``) may give a fact: now
+    (omitted, or within the clock skew). A model cannot back-date what it learned: that would
+    rewrite what the store held before the model said it."""
+    if known_at is not None and is_back_dated(vg.instant(known_at), current_instant()):
+        raise InvalidInput(
+            f"known_at {known_at} is before now: a model records what it learns now. Omit "
+            "known_at (learned now); a statement dated in the past is recorded by the "
+            "application (`vigente import`, POST /v1/statements)"
+        )
+    return known_at
 
 
 def ask(vg: Vigente, body: m.AskRequest) -> dict[str, Any]:

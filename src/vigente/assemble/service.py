@@ -45,7 +45,7 @@ from vigente.assemble.tokens import (
     count_message_tokens,
     tiktoken_tokenizer,
 )
-from vigente.errors import InvalidInput
+from vigente.errors import ClockAheadError, InvalidInput
 from vigente.records.runtime import MODES, ModelRun, Participant, RuntimeRecord
 from vigente.runtime.reader import Graph
 from vigente.time import Instant, TimeLike, current_instant
@@ -193,7 +193,8 @@ class Assembler:
         pol = policy or default_policy()
         k = created if as_of is None else self.runtime.instant(as_of)
         if k > created:
-            raise InvalidInput(f"--as-of {k} is in the future: give a knowledge time up to now")
+            raise ClockAheadError(f"--as-of {k} is in the future (after the store's clock, "
+                                  f"{created}): give a knowledge time up to now")
         # 1. boundary
         s = self._structure(conversation, branch, participant, k, mode=mode, provider=provider,
                             format=format, budget=budget or pol.budget, rehydrate=rehydrate)

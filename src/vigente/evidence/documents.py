@@ -204,6 +204,8 @@ class Documents:
         """Import versions with metadata (one JSON object per line, the fields of
         :class:`NewVersion`), all or nothing. Lines may come in any order: a version is added
         after the predecessor it names; a cycle of predecessor links is an error."""
+        if now is not None:
+            self._knowledge.present(now)  # the import's clock, not a line's: refused whole
         entries: list[tuple[int, NewVersion]] = []
         for number, data in json_objects(lines):
             try:

@@ -379,6 +379,8 @@ class Kernel:
         :meth:`import_jsonl`)."""
         if backfill is not None and not backfill.strip():
             raise InvalidInput("a backfill needs a reason: say why history is being filled in")
+        if now is not None:
+            self.present(now)  # the import's clock, not a line's: refused whole
         writes = [
             (number, self._parse_line(number, obj, now)) for number, obj in json_objects(lines)
         ]

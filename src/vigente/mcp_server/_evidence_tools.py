@@ -11,7 +11,7 @@ from pydantic import Field
 
 from vigente.api import Vigente
 from vigente.application import models as m
-from vigente.application.evidence import ask, verify_answer
+from vigente.application.evidence import ask, model_learned_at, verify_answer
 from vigente.errors import InvalidInput
 from vigente.evidence.wording import fact_citation
 from vigente.kernel.ledger import WriteResult
@@ -233,10 +233,6 @@ def record_fact(
     ],
     value: Annotated[JSONValue, Field(description="the value stated (any JSON)")],
     valid_from: Annotated[Date, Field(description="first date the value applies")],
-    known_at: Annotated[
-        Date,
-        Field(description=("when this was learned (today or earlier, never in the future)")),
-    ],
     source: Annotated[
         str,
         Field(
@@ -249,10 +245,15 @@ def record_fact(
         Date | None, Field(description=("first date it no longer applies; omit when open"))
     ] = None,
     scope: Scope | None = None,
+    known_at: Annotated[
+        Date | None,
+        Field(description=("omit: learned now (a model cannot date what it learned in the "
+                           "past or the future)")),
+    ] = None,
 ) -> ToolResult:
     """Record that `source` states `lineage` is `value` over [valid_from, valid_to), as
-    learned on `known_at`. History is kept: what it replaces is closed, never
-    overwritten. Recording the same statement again changes nothing."""
+    learned now. History is kept: what it replaces is closed, never overwritten. Recording
+    the same statement again changes nothing."""
 
     return result_of(
         lambda: _written(
@@ -261,7 +262,7 @@ def record_fact(
                 value,
                 valid_from=valid_from,
                 valid_to=valid_to,
-                known_at=known_at,
+                known_at=model_learned_at(store(ctx), known_at),
                 source=source,
                 scope=scope or {},
             )

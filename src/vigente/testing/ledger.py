@@ -406,11 +406,26 @@ class AnswerHorizonConformance(Conformance):
 
     def test_a_write_learned_now_is_dated_after_every_answer_given(self, vg: Vigente) -> None:
         vg.record("lim", 80, valid_from="2024-09-01", known_at="2024-09-03", source="policy")
-        vg.evidence("lim", valid_at="2024-09-10")  # as known now: fixes the horizon now
-        horizon = vg.answered_horizon()
-        assert horizon is not None
+        asked = vg.evidence("lim", valid_at="2024-09-10")  # as known now: fixes nothing
+        assert vg.answered_horizon() is None
         (appended,) = vg.record("lim", 90, valid_from="2024-09-01", source="mirror").appended
-        assert appended.known_from > horizon
+        assert appended.known_from > asked.known_at
+
+    def test_a_reserved_write_holds_answers_as_known_now_before_it(
+        self, store: AnswerHorizon
+    ) -> None:
+        assert store.writes_in_flight_since(at("2024-01-01")) is None
+        store.reserve_write("w1", at("2024-05-01T10:00:00Z"))
+        store.reserve_write("w2", at("2024-05-01T09:00:00Z"))
+        assert store.writes_in_flight_since(at("2024-01-01")) == at("2024-05-01T09:00:00Z")
+        assert store.writes_in_flight_since(at("2024-05-01T09:30:00Z")) == at(
+            "2024-05-01T10:00:00Z")  # one older than the lease is passed over
+        store.release_write("w2")
+        with store.transaction():
+            assert store.in_transaction()
+            store.release_write("w1")
+        assert not store.in_transaction()
+        assert store.writes_in_flight_since(at("2024-01-01")) is None
 
     def test_a_backfill_is_written_behind_the_horizon_and_recorded(
         self, vg: Vigente, store: AnswerHorizon
@@ -420,11 +435,13 @@ class AnswerHorizonConformance(Conformance):
         _ask(vg, "lim", "2024-09-10", "2024-09-10")
         line = json.dumps({"op": "record", "lineage": "lim", "value": 90, "source": "mirror",
                            "valid_from": "2024-09-01", "known_at": "2024-09-04"})
+        back_dated = store.backfills()  # the first record: dated before the store's clock
+        assert [b.kind for b in back_dated] == ["back-dated"]
         with pytest.raises(AnsweredHistoryError):
             vg.import_lines([line], now=NOW)
-        assert store.backfills() == []
+        assert store.backfills() == back_dated
         assert vg.import_lines([line], backfill="the mirror's archive", now=NOW).applied == 1
-        (backfill,) = store.backfills()
+        (_, backfill) = store.backfills()
         assert backfill.reason == "the mirror's archive" and backfill.statements == 1
         assert (backfill.earliest, backfill.horizon) == (at("2024-09-04"), at("2024-09-10"))
 
