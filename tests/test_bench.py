@@ -183,3 +183,12 @@ def test_a_db_that_cannot_be_opened_is_a_clear_error(tmp_path: Path) -> None:
     assert proc.returncode == 1
     assert "Error: cannot open SQLite database" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_the_horizon_benchmark_runs_both_phases(tmp_path: Path) -> None:
+    proc = run_bench("horizon", "--backend", "sqlite", "--writers", "1", "--askers", "1",
+                     "--seconds", "0.3", "--json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    figures = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert figures["before"]["asks_per_second"] > 0 and figures["after"]["asks_per_second"] > 0
+    assert figures["command"].startswith("python -m vigente.bench horizon")
