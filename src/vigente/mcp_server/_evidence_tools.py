@@ -69,16 +69,19 @@ def ask_evidence(
     values or document versions, the excluded ones with reasons and successors, and
     `statement`, the wording to answer from. Never answer a `missing` with a value, nor a
     `conflict` with one side."""
-    body = m.AskRequest(
-        lineage=lineage,
-        valid_at=valid_at,
-        known_at=known_at,
-        scope=scope or {},
-        now=now,
-        language=language,
-        record=record,
-    )
-    return result_of(lambda: ask(store(ctx), body))
+    def answer() -> dict[str, Any]:
+        body = m.AskRequest(
+            lineage=lineage,
+            valid_at=valid_at,
+            known_at=known_at,
+            scope=scope or {},
+            now=now,
+            language=language,
+            record=record,
+        )  # inside result_of: a value the request model refuses is a tool error, not a crash
+        return ask(store(ctx), body)
+
+    return result_of(answer)
 
 
 def search(
