@@ -4,6 +4,11 @@ An :class:`Instant` is a point in UTC at microsecond precision that remembers wh
 given as a calendar date (``YYYY-MM-DD``, midnight UTC) or as a timestamp, so that answers print
 it back the way it was given and compare "today" at day precision. Intervals are half-open:
 ``[start, end)``, with ``end=None`` for an open end (no 9999 sentinel in the API).
+
+Calendar arithmetic (a day before, a week back, the last day of a month) goes through the
+helpers at the end of this module, which stay inside the years 1 to 9999: ``datetime`` raises
+``OverflowError`` one day past them, and a date a user writes or a clock near year 1 must never
+turn into a crash.
 """
 
 from __future__ import annotations
@@ -21,7 +26,12 @@ __all__ = [
     "Instant",
     "Interval",
     "TimeLike",
+    "calendar_day",
+    "clamp_micros",
     "current_instant",
+    "day_end_micros",
+    "day_start_micros",
+    "shift_days",
     "parse_instant",
     "to_instant",
     "today",
@@ -232,3 +242,39 @@ class Interval:
 
     def __str__(self) -> str:
         return f"[{self.start}, {self.end if self.end is not None else '∞'})"
+
+
+# -- calendar arithmetic inside the years 1 to 9999 ----------------------------------------
+_EPOCH_ORDINAL = _EPOCH.date().toordinal()
+_LAST_ORDINAL = _dt.date.max.toordinal()
+
+
+def shift_days(day: _dt.date, days: int) -> _dt.date:
+    """``day`` moved by ``days`` (back when negative), held at 0001-01-01 or 9999-12-31 when
+    the move would leave the calendar: "a week before" the first day is the first day."""
+    return _dt.date.fromordinal(min(max(day.toordinal() + days, 1), _LAST_ORDINAL))
+
+
+def calendar_day(year: int, month: int = 1, day: int = 1) -> _dt.date | None:
+    """The day ``year``-``month``-``day``, or ``None`` when it is not one of the calendar's
+    (a year outside 1 to 9999, a month outside 1 to 12, a day its month lacks)."""
+    try:
+        return _dt.date(year, month, day)
+    except (ValueError, OverflowError):
+        return None
+
+
+def day_start_micros(day: _dt.date) -> int:
+    """The first microsecond of ``day`` (midnight UTC)."""
+    return (day.toordinal() - _EPOCH_ORDINAL) * _MICROS_PER_DAY
+
+
+def day_end_micros(day: _dt.date) -> int:
+    """The last microsecond of ``day``: :data:`MAX_MICROS` for 9999-12-31, never past it."""
+    return day_start_micros(day) + _MICROS_PER_DAY - 1
+
+
+def clamp_micros(micros: int) -> int:
+    """``micros`` held inside the instants every surface can print and every store can read
+    back (:data:`MIN_MICROS` to :data:`MAX_MICROS`)."""
+    return min(max(micros, MIN_MICROS), MAX_MICROS)
