@@ -11,6 +11,7 @@ tests run on SQLite and PostgreSQL.
 
 from __future__ import annotations
 
+import calendar
 import datetime as dt
 import itertools
 import json
@@ -42,6 +43,8 @@ from vigente.time import (
     calendar_day,
     clamp_micros,
     day_end_micros,
+    day_number,
+    day_span_micros,
     day_start_micros,
     parse_instant,
     shift_days,
@@ -135,11 +138,33 @@ def test_calendar_arithmetic_stays_inside_the_years_1_to_9999(day: dt.date, n: i
                                                                             MAX_MICROS + 1)
 
 
+@given(st.integers(-20_000, 30_000), st.integers(1, 12), st.integers(1, 28),
+       st.integers(-1_000, 1_000))
+def test_day_numbers_run_on_past_the_calendar_and_are_cut_back_to_it(year: int, month: int,
+                                                                       day: int,
+                                                                       length: int) -> None:
+    number = day_number(year, month, day)
+    if 1 <= year <= 9999:
+        assert number == dt.date(year, month, day).toordinal()
+    assert day_number(year + 400, month, day) - number == 146_097  # 400 years, any year
+    month_length = day_number(year, month + 1) - day_number(year, month)
+    assert month_length == calendar.monthrange(2000 + year % 400, month)[1]  # leap years too
+    span = day_span_micros(number, number + length)
+    inside = [n for n in range(number, number + length + 1) if 1 <= n <= dt.date.max.toordinal()]
+    if not inside:
+        assert span is None
+    else:
+        assert span == (day_start_micros(dt.date.fromordinal(inside[0])),
+                        day_end_micros(dt.date.fromordinal(inside[-1])))
+
+
 def test_calendar_edges() -> None:
     assert day_end_micros(dt.date.max) == MAX_MICROS and day_start_micros(dt.date.min) == MIN_MICROS
     assert calendar_day(0, 12, 31) is None and calendar_day(10000) is None
     assert calendar_day(2024, 2, 30) is None and calendar_day(2024, 13) is None
     assert calendar_day(9999, 12, 31) == dt.date.max
+    assert (day_number(0, 12, 31), day_number(0, 1, 1), day_number(10000, 1, 1)) == (
+        0, -365, dt.date.max.toordinal() + 1)
 
 
 # -- recall's time phrases ---------------------------------------------------------------------
@@ -166,8 +191,6 @@ def test_a_recall_phrase_reads_a_window_inside_the_calendar_at_any_k(query: str,
 def _datetime_window(query: str, asked_at: Instant) -> tuple[int | None, int | None, str] | None:
     """The reference: the window as plain ``datetime`` arithmetic reads it (what recall did
     before the calendar's edges were handled; it raises past them)."""
-    import calendar
-
     from vigente.evidence.dates import find_dates
     from vigente.runtime import recall_time as rt
 

@@ -30,6 +30,8 @@ __all__ = [
     "clamp_micros",
     "current_instant",
     "day_end_micros",
+    "day_number",
+    "day_span_micros",
     "day_start_micros",
     "shift_days",
     "parse_instant",
@@ -272,6 +274,34 @@ def day_start_micros(day: _dt.date) -> int:
 def day_end_micros(day: _dt.date) -> int:
     """The last microsecond of ``day``: :data:`MAX_MICROS` for 9999-12-31, never past it."""
     return day_start_micros(day) + _MICROS_PER_DAY - 1
+
+
+_CYCLE_DAYS = 146_097  # the Gregorian calendar repeats every 400 years, of this many days
+
+
+def day_number(year: int, month: int, day: int = 1) -> int:
+    """The proleptic Gregorian day number of ``year-month-day`` (0001-01-01 is 1), also for a
+    year outside 1 to 9999 ("last week" asked on 0001-01-03 starts on day -4), so that a span
+    can be computed first and cut to the calendar after (:func:`day_span_micros`). A
+    month's last day is the day before the next month's first."""
+    if month > 12:
+        year, month = year + (month - 1) // 12, (month - 1) % 12 + 1
+    cycles = 0
+    if year < 1:
+        cycles = (400 - year) // 400
+    elif year > 9999:
+        cycles = -((year - 9999 + 399) // 400)
+    return _dt.date(year + 400 * cycles, month, day).toordinal() - _CYCLE_DAYS * cycles
+
+
+def day_span_micros(first: int, last: int) -> tuple[int, int] | None:
+    """The first and last microsecond of the days ``first`` to ``last`` (day numbers) that
+    lie in the years 1 to 9999; ``None`` when none of them does."""
+    first, last = max(first, 1), min(last, _LAST_ORDINAL)
+    if first > last:
+        return None
+    return ((first - _EPOCH_ORDINAL) * _MICROS_PER_DAY,
+            (last + 1 - _EPOCH_ORDINAL) * _MICROS_PER_DAY - 1)
 
 
 def clamp_micros(micros: int) -> int:

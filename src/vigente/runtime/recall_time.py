@@ -14,13 +14,12 @@ March 2027 is May 2026). A window only raises the records inside it; it never hi
 
 from __future__ import annotations
 
-import calendar
 import datetime as _dt
 import re
 from dataclasses import dataclass
 
 from vigente.evidence.dates import find_dates
-from vigente.time import Instant, clamp_micros, day_end_micros, day_start_micros
+from vigente.time import Instant, clamp_micros, day_number, day_span_micros
 
 __all__ = ["TimeWindow", "time_window"]
 
@@ -86,28 +85,16 @@ class TimeWindow:
         return f"{self.phrase!r} read as {start} to {end}"
 
 
-# Windows are computed on day numbers (proleptic Gregorian ordinals, 0001-01-01 = 1) that may
-# fall outside the years 1 to 9999 ("last week" asked on 0001-01-03), then cut to the
-# calendar: a window partly outside it keeps its inside, one wholly outside names no time.
-_CYCLE_DAYS = 146_097  # the Gregorian calendar repeats every 400 years, of this many days
-_FIRST_ORDINAL = _dt.date.min.toordinal()
-_LAST_ORDINAL = _dt.date.max.toordinal()
+# Windows are computed on day numbers (vigente.time.day_number) that may fall outside the
+# years 1 to 9999 ("last week" asked on 0001-01-03), then cut to the calendar: a window partly
+# outside it keeps its inside, one wholly outside names no day.
+_FIRST_DAY = _dt.date.min.toordinal()
+_LAST_DAY = _dt.date.max.toordinal()
 _Days = tuple[int, int]
 
 
-def _ordinal(year: int, month: int, day: int = 1) -> int:
-    """The day number of ``year-month-day``, also for a year outside 1 to 9999."""
-    cycles = 0
-    if year < 1:
-        cycles = (400 - year) // 400
-    elif year > 9999:
-        cycles = -((year - 9999 + 399) // 400)
-    return _dt.date(year + 400 * cycles, month, day).toordinal() - _CYCLE_DAYS * cycles
-
-
 def _month_days(year: int, month: int) -> _Days:
-    length = calendar.monthrange(2000 + year % 400, month)[1]  # leap years repeat every 400
-    return _ordinal(year, month), _ordinal(year, month, length)
+    return day_number(year, month), day_number(year, month + 1) - 1
 
 
 def _number(text: str) -> int:
@@ -132,15 +119,15 @@ def _window(match: re.Match[str], today: _dt.date) -> _Days:
         if unit == "month":
             year, month = (today.year, today.month - 1) if today.month > 1 else (
                 today.year - 1, 12)
-            return _ordinal(year, month), now
-        return _ordinal(today.year - 1, 1), now
+            return day_number(year, month), now
+        return day_number(today.year - 1, 1), now
     if pattern is _THIS_UNIT:
         unit = match["unit"].lower()
         if unit == "week":
             return now - today.weekday(), now
         if unit == "month":
-            return _ordinal(today.year, today.month), now
-        return _ordinal(today.year, 1), now
+            return day_number(today.year, today.month), now
+        return day_number(today.year, 1), now
     if pattern is _AGO:
         days = _number(match["n"]) * _UNITS[match["unit"].lower()]
         spread = max(1, _UNITS[match["unit"].lower()] // 2)
@@ -160,23 +147,13 @@ def _window(match: re.Match[str], today: _dt.date) -> _Days:
         return (first, now) if match.group(0).lower().startswith("since") else (first, last)
     assert pattern is _YEAR
     year = int(match["year"])
-    return _ordinal(year, 1), _ordinal(year, 12, 31)
+    return day_number(year, 1), day_number(year, 12, 31)
 
 
 def _edge(days: _Days) -> str:
     """Which edge of the calendar a window wholly outside it lies beyond."""
-    return "it ends before 0001-01-01" if days[1] < _FIRST_ORDINAL else (
+    return "it ends before 0001-01-01" if days[1] < _FIRST_DAY else (
         "it starts after 9999-12-31")
-
-
-def _micros(days: _Days) -> tuple[int, int] | None:
-    """The first and last microsecond of the days ``days`` holds inside the calendar (None:
-    it holds none of them)."""
-    first, last = max(days[0], _FIRST_ORDINAL), min(days[1], _LAST_ORDINAL)
-    if first > last:
-        return None
-    return (day_start_micros(_dt.date.fromordinal(first)),
-            day_end_micros(_dt.date.fromordinal(last)))
 
 
 def _without(text: str, start: int, end: int) -> str:
@@ -195,18 +172,18 @@ def time_window(query: str, asked_at: Instant) -> TimeWindow | None:
             days = (day, day)
             before = query[:mention.start].rstrip().lower()
             if before.endswith("before"):
-                days = (_FIRST_ORDINAL - 1, day - 1)
+                days = (_FIRST_DAY - 1, day - 1)
             elif before.endswith(("after", "since")):
-                days = (day + 1, _LAST_ORDINAL + 1)
+                days = (day + 1, _LAST_DAY + 1)
             cue = _CUE_BEFORE.search(query[:mention.start])
             begin = mention.start if cue is None else cue.start()
             phrase, text = query[begin:mention.end], _without(query, begin, mention.end)
-            span = _micros(days)
+            span = day_span_micros(*days)
             if span is None:
                 return TimeWindow(None, None, phrase, text, outside=_edge(days))
             # an open side stays open: "before 3 March 2025" reaches back to the first record
-            return TimeWindow(None if days[0] < _FIRST_ORDINAL else span[0],
-                              None if days[1] > _LAST_ORDINAL else span[1], phrase, text)
+            return TimeWindow(None if days[0] < _FIRST_DAY else span[0],
+                              None if days[1] > _LAST_DAY else span[1], phrase, text)
     for pattern in (_TODAY, _YESTERDAY, _IN_LAST, _AGO, _LAST_UNIT, _THIS_UNIT, _MONTH, _YEAR,
                     _WEEKDAY):
         match = pattern.search(query)
@@ -215,7 +192,7 @@ def time_window(query: str, asked_at: Instant) -> TimeWindow | None:
         phrase = match.group(0)
         text = _without(query, match.start(), match.end())
         days = _window(match, today)
-        span = _micros(days)
+        span = day_span_micros(*days)
         if span is None:
             return TimeWindow(None, None, phrase, text,
                               outside=f"as known at {asked_at.isoformat()}, {_edge(days)}")
