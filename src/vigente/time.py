@@ -4,6 +4,11 @@ An :class:`Instant` is a point in UTC at microsecond precision that remembers wh
 given as a calendar date (``YYYY-MM-DD``, midnight UTC) or as a timestamp, so that answers print
 it back the way it was given and compare "today" at day precision. Intervals are half-open:
 ``[start, end)``, with ``end=None`` for an open end (no 9999 sentinel in the API).
+
+Calendar arithmetic (a day before, a week back, the last day of a month) goes through the
+helpers at the end of this module, which stay inside the years 1 to 9999: ``datetime`` raises
+``OverflowError`` one day past them, and a date a user writes or a clock near year 1 must never
+turn into a crash.
 """
 
 from __future__ import annotations
@@ -22,8 +27,15 @@ __all__ = [
     "Instant",
     "Interval",
     "TimeLike",
+    "calendar_day",
     "check_not_ahead",
+    "clamp_micros",
     "current_instant",
+    "day_end_micros",
+    "day_number",
+    "day_span_micros",
+    "day_start_micros",
+    "shift_days",
     "parse_instant",
     "to_instant",
     "today",
@@ -259,3 +271,67 @@ class Interval:
 
     def __str__(self) -> str:
         return f"[{self.start}, {self.end if self.end is not None else '∞'})"
+
+
+# -- calendar arithmetic inside the years 1 to 9999 ----------------------------------------
+_EPOCH_ORDINAL = _EPOCH.date().toordinal()
+_LAST_ORDINAL = _dt.date.max.toordinal()
+
+
+def shift_days(day: _dt.date, days: int) -> _dt.date:
+    """``day`` moved by ``days`` (back when negative), held at 0001-01-01 or 9999-12-31 when
+    the move would leave the calendar: "a week before" the first day is the first day."""
+    return _dt.date.fromordinal(min(max(day.toordinal() + days, 1), _LAST_ORDINAL))
+
+
+def calendar_day(year: int, month: int = 1, day: int = 1) -> _dt.date | None:
+    """The day ``year``-``month``-``day``, or ``None`` when it is not one of the calendar's
+    (a year outside 1 to 9999, a month outside 1 to 12, a day its month lacks)."""
+    try:
+        return _dt.date(year, month, day)
+    except (ValueError, OverflowError):
+        return None
+
+
+def day_start_micros(day: _dt.date) -> int:
+    """The first microsecond of ``day`` (midnight UTC)."""
+    return (day.toordinal() - _EPOCH_ORDINAL) * _MICROS_PER_DAY
+
+
+def day_end_micros(day: _dt.date) -> int:
+    """The last microsecond of ``day``: :data:`MAX_MICROS` for 9999-12-31, never past it."""
+    return day_start_micros(day) + _MICROS_PER_DAY - 1
+
+
+_CYCLE_DAYS = 146_097  # the Gregorian calendar repeats every 400 years, of this many days
+
+
+def day_number(year: int, month: int, day: int = 1) -> int:
+    """The proleptic Gregorian day number of ``year-month-day`` (0001-01-01 is 1), also for a
+    year outside 1 to 9999 ("last week" asked on 0001-01-03 starts on day -4), so that a span
+    can be computed first and cut to the calendar after (:func:`day_span_micros`). A
+    month's last day is the day before the next month's first."""
+    if month > 12:
+        year, month = year + (month - 1) // 12, (month - 1) % 12 + 1
+    cycles = 0
+    if year < 1:
+        cycles = (400 - year) // 400
+    elif year > 9999:
+        cycles = -((year - 9999 + 399) // 400)
+    return _dt.date(year + 400 * cycles, month, day).toordinal() - _CYCLE_DAYS * cycles
+
+
+def day_span_micros(first: int, last: int) -> tuple[int, int] | None:
+    """The first and last microsecond of the days ``first`` to ``last`` (day numbers) that
+    lie in the years 1 to 9999; ``None`` when none of them does."""
+    first, last = max(first, 1), min(last, _LAST_ORDINAL)
+    if first > last:
+        return None
+    return ((first - _EPOCH_ORDINAL) * _MICROS_PER_DAY,
+            (last + 1 - _EPOCH_ORDINAL) * _MICROS_PER_DAY - 1)
+
+
+def clamp_micros(micros: int) -> int:
+    """``micros`` held inside the instants every surface can print and every store can read
+    back (:data:`MIN_MICROS` to :data:`MAX_MICROS`)."""
+    return min(max(micros, MIN_MICROS), MAX_MICROS)

@@ -204,7 +204,7 @@ class Rounds:
         place in the graph (after the stable prefix), and the recency window gives up the room
         they take. Deterministic: a recall as known at the snapshot, ties broken by time and
         id. The note says what was ranked and what became of each (``None``: no recall)."""
-        from vigente.runtime.recall import Recall
+        from vigente.runtime.recall import MAX_QUERY_CHARS, Recall
 
         pol, b = self.pol, self.boundary
         if not pol.get("recall", "enabled") or not (
@@ -213,7 +213,9 @@ class Rounds:
             return rnd, None
         text = query
         if text is None and rnd.ctx.latest_user is not None:
-            text = str(rnd.units[rnd.ctx.latest_user].node.content)
+            # what a message says never fails its assembly: a message longer than a recall
+            # reads is searched by its beginning (a date it names is read as recall reads it)
+            text = str(rnd.units[rnd.ctx.latest_user].node.content)[:MAX_QUERY_CHARS]
         share = int(b.budget * float(pol.get("recall", "share")))
         note: dict[str, Any] = {"query": text, "share_tokens": share,
                                 "k": int(pol.get("recall", "k")), "hits": []}

@@ -184,7 +184,10 @@ class _Lineage:
                 f"{ext} has no {m.valid_from_field}: it cannot be placed in time",
             )
             return None
-        end = None if last is None else last + _dt.timedelta(days=int(m.valid_to_inclusive))
+        end = last
+        if last is not None and m.valid_to_inclusive:
+            # no day follows 9999-12-31: in force through it is in force with no known end
+            end = None if last == _dt.date.max else last + _dt.timedelta(days=1)
         if end is not None and end <= start:
             self.exclude(
                 line,

@@ -9,7 +9,6 @@ what a citation needs, so any store (or none) can build one.
 
 from __future__ import annotations
 
-import datetime as _dt
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -24,7 +23,7 @@ from vigente.evidence.wording import italian_from as _it_from
 from vigente.evidence.wording import italian_on as _it_on
 from vigente.evidence.wording import participle as _participle
 from vigente.records.relations import Relation, parse_relation
-from vigente.time import Instant, TimeLike, to_instant
+from vigente.time import Instant, TimeLike, shift_days, to_instant
 
 __all__ = ["Citation", "CitedVersion", "LinkedVersion", "cite", "cite_chain", "link_chain"]
 
@@ -234,10 +233,10 @@ def _ending(v: CitedVersion, lang: Language, at: Instant | None, markdown: bool)
         pending = at is not None and at < v.valid_to and not at.same_moment(v.valid_to)
         if lang == "en":
             phrase = "in force until" if pending else "no longer in force from"
-            day = end - _dt.timedelta(days=1) if pending else end
+            day = shift_days(end, -1) if pending else end
             return [f"{phrase} {format_date(day, 'en')}"]
         if pending:
-            return [f"in vigore fino al {format_date(end - _dt.timedelta(days=1), 'it')}"]
+            return [f"in vigore fino al {format_date(shift_days(end, -1), 'it')}"]
         return [f"non più in vigore {_it_from(end)}"]
     return []
 

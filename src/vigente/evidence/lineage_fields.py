@@ -502,6 +502,17 @@ class _Extraction:
                 assert mention.date is not None
                 day, note = mention.date, ""
                 if inclusive:
+                    if day == _dt.date.max:  # no day after 9999-12-31: the end stays open
+                        self.problem(
+                            "open_end",
+                            name,
+                            f"{mention.text!r} is the calendar's last day, included: the "
+                            "version has no end within the years 1 to 9999, so valid_to is "
+                            "left open",
+                            span,
+                            "warning",
+                        )
+                        continue
                     day += _dt.timedelta(days=1)
                     note = (
                         f"last day {mention.date.isoformat()} included: valid_to is the day after"

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from vigente.errors import InvalidInput
 from vigente.evidence.dates import find_dates
-from vigente.time import Instant
+from vigente.time import Instant, calendar_day
 
 __all__ = ["QueryDate", "date_from_query"]
 
@@ -69,10 +69,16 @@ class QueryDate:
     granularity: str  # "day" | "month" | "year"
 
 
-def _last_day(year: int, month: int | None) -> _dt.date:
-    if month is None:
-        return _dt.date(year, 12, 31)
-    return _dt.date(year, month, calendar.monthrange(year, month)[1])
+def _last_day(phrase: str, year: int, month: int | None) -> _dt.date:
+    """The last day of ``year`` (or of its ``month``); a year outside the calendar's 1 to 9999
+    ("December 0000") is refused, naming the ``phrase`` that said it."""
+    day = calendar_day(year, 12 if month is None else month)
+    if day is None:
+        raise InvalidInput(
+            f"the question names {phrase!r}, which is not in the years 1 to 9999: correct it "
+            "or give the date with valid_at"
+        )
+    return day.replace(day=calendar.monthrange(year, day.month)[1])
 
 
 def _without(text: str, start: int, end: int) -> tuple[str, str]:
@@ -108,23 +114,28 @@ def date_from_query(text: str) -> QueryDate | None:
     for match in _ET_FULL.finditer(text):
         if taken(match.start(), match.end()):
             continue
-        year, day_of_month = int(match["year"]), int(match["day"])
-        month = _ET_MONTHS[match["month"].lower()]
-        if not 1 <= day_of_month <= calendar.monthrange(year, month)[1]:
-            raise InvalidInput(f"the question names {match.group(0)!r}, which is not a date")
-        found.append((match.start(), match.end(), _dt.date(year, month, day_of_month), "day"))
+        day = calendar_day(int(match["year"]), _ET_MONTHS[match["month"].lower()],
+                           int(match["day"]))
+        if day is None:
+            raise InvalidInput(
+                f"the question names {match.group(0)!r}, which is not a calendar date (a real "
+                "day of the years 1 to 9999): correct it or give the date with valid_at"
+            )
+        found.append((match.start(), match.end(), day, "day"))
     for match in _MONTH_YEAR.finditer(text):
         start = match.start("month")
         if taken(start, match.end()):
             continue
         month = {**_EN_IT_MONTHS, **_ET_MONTHS}[match["month"].lower()]
-        found.append((start, match.end(), _last_day(int(match["year"]), month), "month"))
+        found.append((start, match.end(), _last_day(match.group(0), int(match["year"]), month),
+                      "month"))
     for pattern in (_YEAR_CUED, _YEAR_ET):
         for match in pattern.finditer(text):
             start = match.start("year") if pattern is _YEAR_CUED else match.start()
             if taken(start, match.end()):
                 continue
-            found.append((start, match.end(), _last_day(int(match["year"]), None), "year"))
+            found.append((start, match.end(), _last_day(match.group(0), int(match["year"]), None),
+                          "year"))
     if not found:
         return None
     days = {day for _, _, day, _ in found}

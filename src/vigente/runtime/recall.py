@@ -51,7 +51,8 @@ if TYPE_CHECKING:
     from vigente.runtime.reader import RuntimeReads
     from vigente.store.base import Store
 
-__all__ = ["MAX_TEXT", "RECALL_MODES", "Recall", "RecallHit", "RecallResult", "recall_doc"]
+__all__ = ["MAX_QUERY_CHARS", "MAX_TEXT", "RECALL_MODES", "Recall", "RecallHit", "RecallResult",
+           "recall_doc"]
 
 RECALL_MODES: Final = ("auto", "lexical", "semantic", "hybrid")
 #: Characters of a record kept as its searchable text (a hit's text is this text).

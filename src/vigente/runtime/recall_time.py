@@ -14,13 +14,12 @@ March 2027 is May 2026). A window only raises the records inside it; it never hi
 
 from __future__ import annotations
 
-import calendar
 import datetime as _dt
 import re
 from dataclasses import dataclass
 
 from vigente.evidence.dates import find_dates
-from vigente.time import Instant
+from vigente.time import Instant, clamp_micros, day_number, day_span_micros
 
 __all__ = ["TimeWindow", "time_window"]
 
@@ -58,7 +57,9 @@ _CUE_BEFORE = re.compile(r"(?:\b(?:on|before|after|since|from)\s+)$", re.I)
 class TimeWindow:
     """When a query asks about: ``[start, end]`` in microseconds (None: open), the phrase
     that said it, the query without it, and an event to anchor on (``before``/``after``
-    ``event``: the window is found by the recall)."""
+    ``event``: the window is found by the recall). ``outside`` says why a phrase names no
+    time the calendar holds ("in May" asked in March of year 1): the recall then ranks
+    without a window, and says so."""
 
     start: int | None
     end: int | None
@@ -66,26 +67,34 @@ class TimeWindow:
     text: str
     side: str | None = None
     event: str | None = None
+    outside: str | None = None
 
     def holds(self, micros: int) -> bool:
         return ((self.start is None or micros >= self.start)
                 and (self.end is None or micros <= self.end))
 
     def describe(self) -> str:
+        if self.outside is not None:
+            return (f"{self.phrase!r} names no day within the years 1 to 9999 "
+                    f"({self.outside}): ranked without a time window")
         if self.event is not None:
             return f"{self.phrase!r}: records {self.side} {self.event!r} was said"
-        start = "…" if self.start is None else Instant(self.start).isoformat()
-        end = "…" if self.end is None else Instant(self.end).isoformat()
+        # an anchored window may start a microsecond past the calendar's edge: print the edge
+        start = "…" if self.start is None else Instant(clamp_micros(self.start)).isoformat()
+        end = "…" if self.end is None else Instant(clamp_micros(self.end)).isoformat()
         return f"{self.phrase!r} read as {start} to {end}"
 
 
-def _day_start(day: _dt.date) -> int:
-    return Instant.from_datetime(_dt.datetime(day.year, day.month, day.day,
-                                              tzinfo=_dt.UTC)).micros
+# Windows are computed on day numbers (vigente.time.day_number) that may fall outside the
+# years 1 to 9999 ("last week" asked on 0001-01-03), then cut to the calendar: a window partly
+# outside it keeps its inside, one wholly outside names no day.
+_FIRST_DAY = _dt.date.min.toordinal()
+_LAST_DAY = _dt.date.max.toordinal()
+_Days = tuple[int, int]
 
 
-def _days(first: _dt.date, last: _dt.date) -> tuple[int, int]:
-    return _day_start(first), _day_start(last + _dt.timedelta(days=1)) - 1
+def _month_days(year: int, month: int) -> _Days:
+    return day_number(year, month), day_number(year, month + 1) - 1
 
 
 def _number(text: str) -> int:
@@ -93,57 +102,58 @@ def _number(text: str) -> int:
     return int(text) if text.isdigit() else _NUMBERS[text]
 
 
-def _month_days(year: int, month: int) -> tuple[_dt.date, _dt.date]:
-    return _dt.date(year, month, 1), _dt.date(year, month, calendar.monthrange(year, month)[1])
-
-
-def _window(match: re.Match[str], today: _dt.date) -> tuple[_dt.date, _dt.date] | None:
+def _window(match: re.Match[str], today: _dt.date) -> _Days:
+    """The first and last day (day numbers, maybe outside the calendar) ``match`` names."""
     pattern = match.re
+    now = today.toordinal()
     if pattern is _TODAY:
-        return today, today
+        return now, now
     if pattern is _YESTERDAY:
-        day = today - _dt.timedelta(days=1)
-        return day, day
+        return now - 1, now - 1
     if pattern is _LAST_UNIT:
         unit = match["unit"].lower()
         if unit == "day":
-            return today - _dt.timedelta(days=1), today
+            return now - 1, now
         if unit == "week":  # the previous calendar week and this one so far
-            return today - _dt.timedelta(days=today.weekday() + 7), today
+            return now - today.weekday() - 7, now
         if unit == "month":
-            first = (today.replace(day=1) - _dt.timedelta(days=1)).replace(day=1)
-            return first, today
-        return _dt.date(today.year - 1, 1, 1), today
+            year, month = (today.year, today.month - 1) if today.month > 1 else (
+                today.year - 1, 12)
+            return day_number(year, month), now
+        return day_number(today.year - 1, 1), now
     if pattern is _THIS_UNIT:
         unit = match["unit"].lower()
         if unit == "week":
-            return today - _dt.timedelta(days=today.weekday()), today
+            return now - today.weekday(), now
         if unit == "month":
-            return today.replace(day=1), today
-        return _dt.date(today.year, 1, 1), today
+            return day_number(today.year, today.month), now
+        return day_number(today.year, 1), now
     if pattern is _AGO:
         days = _number(match["n"]) * _UNITS[match["unit"].lower()]
         spread = max(1, _UNITS[match["unit"].lower()] // 2)
-        center = today - _dt.timedelta(days=days)
-        return center - _dt.timedelta(days=spread), min(today, center + _dt.timedelta(days=spread))
+        center = now - days
+        return center - spread, min(now, center + spread)
     if pattern is _IN_LAST:
-        days = _number(match["n"]) * _UNITS[match["unit"].lower()]
-        return today - _dt.timedelta(days=days), today
+        return now - _number(match["n"]) * _UNITS[match["unit"].lower()], now
     if pattern is _WEEKDAY:
         back = (today.weekday() - _WEEKDAYS[match["day"].lower()]) % 7 or 7
-        day = today - _dt.timedelta(days=back)
-        return day, day
+        return now - back, now - back
     if pattern is _MONTH:
         month = _MONTHS[match["month"].lower()]
         if match["year"]:
             return _month_days(int(match["year"]), month)
         year = today.year if month <= today.month else today.year - 1
         first, last = _month_days(year, month)
-        return (first, today) if match.group(0).lower().startswith("since") else (first, last)
-    if pattern is _YEAR:
-        year = int(match["year"])
-        return _dt.date(year, 1, 1), _dt.date(year, 12, 31)
-    return None
+        return (first, now) if match.group(0).lower().startswith("since") else (first, last)
+    assert pattern is _YEAR
+    year = int(match["year"])
+    return day_number(year, 1), day_number(year, 12, 31)
+
+
+def _edge(days: _Days) -> str:
+    """Which edge of the calendar a window wholly outside it lies beyond."""
+    return "it ends before 0001-01-01" if days[1] < _FIRST_DAY else (
+        "it starts after 9999-12-31")
 
 
 def _without(text: str, start: int, end: int) -> str:
@@ -152,33 +162,41 @@ def _without(text: str, start: int, end: int) -> str:
 
 def time_window(query: str, asked_at: Instant) -> TimeWindow | None:
     """The window of knowledge time ``query`` asks about, read at ``asked_at``; ``None`` when
-    it names no time. The first phrase found wins (a query rarely names two)."""
+    it names no time. The first phrase found wins (a query rarely names two). A phrase whose
+    window lies wholly outside the years 1 to 9999 ("after 31 December 9999", "last Monday"
+    asked on 0001-01-01) gives a window with ``outside`` set, which raises no record."""
     today = asked_at.datetime.astimezone(_dt.UTC).date()
     for mention in find_dates(query, partial=False):
         if mention.problem is None and mention.date is not None:
-            first, last = _days(mention.date, mention.date)
-            start: int | None = first
-            end: int | None = last
+            day = mention.date.toordinal()
+            days = (day, day)
             before = query[:mention.start].rstrip().lower()
             if before.endswith("before"):
-                start, end = None, first - 1
+                days = (_FIRST_DAY - 1, day - 1)
             elif before.endswith(("after", "since")):
-                start, end = last + 1, None
+                days = (day + 1, _LAST_DAY + 1)
             cue = _CUE_BEFORE.search(query[:mention.start])
             begin = mention.start if cue is None else cue.start()
-            return TimeWindow(start, end, query[begin:mention.end],
-                              _without(query, begin, mention.end))
+            phrase, text = query[begin:mention.end], _without(query, begin, mention.end)
+            span = day_span_micros(*days)
+            if span is None:
+                return TimeWindow(None, None, phrase, text, outside=_edge(days))
+            # an open side stays open: "before 3 March 2025" reaches back to the first record
+            return TimeWindow(None if days[0] < _FIRST_DAY else span[0],
+                              None if days[1] > _LAST_DAY else span[1], phrase, text)
     for pattern in (_TODAY, _YESTERDAY, _IN_LAST, _AGO, _LAST_UNIT, _THIS_UNIT, _MONTH, _YEAR,
                     _WEEKDAY):
         match = pattern.search(query)
         if match is None:
             continue
+        phrase = match.group(0)
+        text = _without(query, match.start(), match.end())
         days = _window(match, today)
-        if days is None:
-            continue
-        first, last = _days(*days)
-        return TimeWindow(first, min(last, asked_at.micros), match.group(0),
-                          _without(query, match.start(), match.end()))
+        span = day_span_micros(*days)
+        if span is None:
+            return TimeWindow(None, None, phrase, text,
+                              outside=f"as known at {asked_at.isoformat()}, {_edge(days)}")
+        return TimeWindow(span[0], min(span[1], asked_at.micros), phrase, text)
     anchor = _ANCHOR.search(query)
     if anchor is not None:
         side = "before" if anchor["side"].lower() == "before" else "after"
