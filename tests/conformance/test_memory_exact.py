@@ -63,19 +63,20 @@ def test_a_writers_value_the_result_does_not_hold_never_stands_in_its_place(vg: 
         event="memory", conversation=C, id="w", sources=["t1"], summary="balance is 999999",
         facts={"balance": 999999}, writer="agent-loop", at=T1))])
     w = _memory(vg, "w")
-    assert w.asserted == ("balance",) and w.writer == "agent-loop"  # who asserted what
+    assert w.asserted == ("balance", "summary") and w.writer == "agent-loop"  # who, what
     a = vg.assembly.assemble(C, "main", "agent", as_of=SOON, policy=COMPACT)
     place = _place(a, "t1")
     assert "999999" not in place and json.loads(place.split("\n", 1)[1]) == {"balance": 10}
     assert "t1#memory" not in {d["ref"] for d in a.record["omitted"]}  # not superseded
     assert _decision(a, "w")["as"] == "memory"
     claim = next(m["content"] for m in a.messages if "999999" in str(m.get("content")))
-    assert claim.startswith("[assertion w by agent-loop about get_balance (t1): balance not "
-                            "held by the tool's result; the writer's claim")
+    assert claim.startswith("[assertion w by agent-loop about get_balance (t1): balance, summary "
+                            "(number 999999) not held by the tool's result; the writer's claim")
     # naming the extractor's reading in `supersedes` is refused, naming the key
-    with pytest.raises(InvalidInput, match=r"holds balance, a value its sources do not hold.*"
+    with pytest.raises(InvalidInput, match=r"holds balance, number '999999' in its summary, a "
+                                           r"value its sources do not hold.*"
                                            r"cannot supersede 't1#memory'"):
-        vg.runtime.record_memory(C, "w2", sources=["t1"], summary="x",
+        vg.runtime.record_memory(C, "w2", sources=["t1"], summary="balance 999999",
                                  facts={"balance": 999999}, supersedes=["t1#memory"])
     assert "w2" not in {n.id for n in vg.runtime.graph(C).nodes}  # nothing half-written
 
@@ -87,7 +88,7 @@ def test_a_writers_memory_of_values_the_result_holds_is_checked_by_path(vg: Vige
     held = rt.record_memory(C, "ok", sources=["t1"], summary="mia",
                             facts={"user": {"id": "mia"}, "tags": ["a"]})
     assert held.asserted == ()  # a sub-document at the same paths: values the result holds
-    moved = rt.record_memory(C, "moved", sources=["t1"], summary="x",
+    moved = rt.record_memory(C, "moved", sources=["t1"], summary="mia",
                              facts={"id": "mia", "user": {"points": 12.0}, "tags": ["b"]})
     # the same value at another path, 12.0 for 12, another position: the writer's, not held
     assert moved.asserted == ("id", "user.points", "tags[0]")
@@ -102,7 +103,7 @@ def test_a_memory_written_through_mcp_record_event_is_labelled_a_models_claim(
                            facts={"balance": 999999}, writer="mcp:record_event", at=T1)],
                 batch=False)
     m = _memory(vg, "m")
-    assert m.asserted == ("balance",) and m.writer == "mcp:record_event"
+    assert m.asserted == ("balance", "summary") and m.writer == "mcp:record_event"
     a = vg.assembly.assemble(C, "main", "agent", as_of=SOON, policy=COMPACT)
     assert "999999" not in _place(a, "t1")
 

@@ -19,7 +19,12 @@ from vigente.assemble.blocks import Block
 from vigente.assemble.policy import Policy
 
 # the last step, re-exported from here (and the memory texts it keeps: a purge forgets them)
-from vigente.assemble.render import _MEMORY_TEXTS, recalled_text, render  # noqa: F401
+from vigente.assemble.render import (  # noqa: F401
+    _MEMORY_TEXTS,
+    recalled_text,
+    render,
+    unsupported_values,
+)
 from vigente.records.runtime import ToolArtifact, ToolCall, ToolMemory
 from vigente.runtime.artifact_memory import compact, expand
 from vigente.runtime.redact import Redaction
@@ -94,6 +99,8 @@ class Decision:
     tokens: int = 0
     #: (later call, paths of this reading it restated): the values a later reading superseded
     superseded_values: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: A writer's claim: what of it no source holds (a fact's path, a summary's value) and why
+    claims: tuple[tuple[tuple[str, str], ...], ...] = ()
 
     @property
     def included(self) -> bool:
@@ -110,6 +117,8 @@ class Decision:
             d["superseded_values"] = [
                 {"by": call, "paths": list(paths)} for call, paths in self.superseded_values
             ]
+        if self.claims:
+            d["unsupported"] = [dict(c) for c in self.claims]
         return d
 
 
@@ -290,7 +299,11 @@ def restated_in_part_rule(unit: Unit, ctx: Context) -> Decision | None:
 
 
 def memory_privacy_rule(unit: Unit, ctx: Context) -> Decision | None:
+    """A memory goes where its privacy class's summaries may go; the extractor's memory of a
+    result copies the result's own values, so it goes only where the raw result may."""
     if unit.kind == "memory":
+        if isinstance(unit.node, ToolMemory) and unit.node.extractor is not None:
+            return _route(unit, ctx, "raw", "privacy.extracted_values")
         return _route(unit, ctx, "summary", "privacy.summary")
     return None
 
@@ -315,6 +328,29 @@ def stale_rule(unit: Unit, ctx: Context) -> Decision | None:
             return _no(unit, "freshness.stale_omitted", "stale")
         return _yes(unit, "freshness.stale_marker", "stale_marker")
     return None
+
+
+def writer_claim_rule(unit: Unit, ctx: Context) -> Decision | None:
+    """A writer's memory stating what no source holds (a fact's value at its path, a value
+    its summary states) is that writer's claim: it goes beside the tool's reading, labelled
+    (never in a result's place), and the record names each value no source holds and why."""
+    node = unit.node
+    if unit.kind != "memory" or not isinstance(node, ToolMemory) or not node.asserted:
+        return None
+    if unit.stale and ctx.policy.get("freshness", "stale") == "omit":
+        return None  # the freshness rule omits it
+    claims = [
+        (("in", "facts"), ("path", p), ("reason", "no cited result holds this value here"))
+        for p in node.asserted
+        if p != "summary"
+    ]
+    claims += [
+        (("in", "summary"), ("kind", c["kind"]), ("value", c["value"]), ("reason", c["reason"]))
+        for c in unsupported_values(node)
+    ]
+    as_ = "stale_marker" if unit.stale else "memory"
+    d = _yes(unit, f"memory.writer_claim:by:{node.writer or 'a writer'}", as_)
+    return replace(d, claims=tuple(claims))
 
 
 def memory_rule(unit: Unit, ctx: Context) -> Decision | None:
@@ -353,6 +389,7 @@ MEMORY_RULES: tuple[Rule, ...] = (
     memory_privacy_rule,
     memory_source_included_rule,
     restated_in_part_rule,
+    writer_claim_rule,
     stale_rule,
     memory_rule,
 )
