@@ -132,6 +132,7 @@ class Context:
     latest_checkpoint: str | None = None
     exchange_of: dict[str, str] = field(default_factory=dict)  # artifact id -> call id
     memories_of: dict[str, list[str]] = field(default_factory=dict)  # call id -> memory ids
+    claims_of: dict[str, list[str]] = field(default_factory=dict)  # call id -> writers' claims
     decided: dict[str, Decision] = field(default_factory=dict)
     newer: dict[str, tuple[str, str]] = field(default_factory=dict)  # memory -> (why, newer)
     # memory -> (why, (later call, paths it restated)...): every value a later reading
@@ -256,6 +257,14 @@ def compacted_rule(unit: Unit, ctx: Context) -> Decision | None:
         newer = [ctx.newer[m][1] for m in ctx.memories_of.get(unit.ref, []) if m in ctx.newer]
         if newer:
             return _yes(unit, f"supersession.newer_reading:{newer[0]}", "reference")
+        claims = [
+            m
+            for m in ctx.claims_of.get(unit.ref, [])
+            if ctx.decided.get(m) is not None and ctx.decided[m].included
+        ]
+        if claims:
+            # a writer's claim goes beside the tool's reading, never beside a bare reference
+            return _yes(unit, f"memory.claim_beside_result:{claims[0]}", "tool_exchange")
         return _yes(unit, "promotion.reference_only", "reference")
     return None
 
@@ -692,6 +701,7 @@ class _Fit:
         decided = self.decided
         self.put(victim.ref, Decision(victim.ref, victim.kind, rule, reason="budget",
                                       position=victim.position))  # fmt: skip
+        gone = [victim.ref] if victim.kind == "artifact" else []
         if victim.kind == "memory":
             # an exchange compacted into this memory reaches the model no more: budget too
             for call in self.calls_of.get(victim.ref, []):
@@ -704,7 +714,15 @@ class _Fit:
                 ):
                     self.put(call, Decision(call, prev.kind, rule, reason="budget",
                                             position=prev.position))  # fmt: skip
+                    gone.append(call)
         for m in self.ctx.memories_of.get(victim.ref, []):
             if decided.get(m) is not None and decided[m].as_ == "tool_exchange":
                 self.put(m, Decision(m, "memory", rule, reason="budget",
                                      position=self.units[m].position))  # fmt: skip
+        # a writer's claim about a result that no longer reaches the model goes with it: a
+        # claim is never shown without the tool's reading beside it
+        for call in gone:
+            for m in self.ctx.claims_of.get(call, []):
+                if decided.get(m) is not None and decided[m].included:
+                    self.put(m, Decision(m, "memory", rule, reason="budget",
+                                         position=self.units[m].position))  # fmt: skip
