@@ -421,7 +421,7 @@ def test_privacy_and_provider_routing(vg: Vigente) -> None:
     ]
     vg.runtime.import_events(_events(events))
     a = vg.assembly.assemble(C, "main", "agent", as_of=SOON, provider="openai")
-    omitted, inc = _omitted(a), _included(a)
+    omitted = _omitted(a)
     # the extractor's memory copies the result's values: it goes only where the raw may
     assert omitted["g1"] == "provider_route" and omitted["g1#memory"] == "provider_route"
     assert "GMAIL-SUBJECT-42" not in _text(a)

@@ -311,3 +311,16 @@ def test_a_claim_goes_beside_the_result_never_beside_a_bare_reference(vg: Vigent
                                      budget=budget, persist=False)
         shown = {d["ref"] for d in tight.record["included"]}
         assert "w" not in shown or "t1" in shown, budget  # never the claim alone
+
+
+def test_a_credential_a_claim_states_is_named_redacted_never_shown(vg: Vigente) -> None:
+    """The claim's label and the record name the values no result holds; a credential among
+    them (taken out of the summary the model sees) is named ``[redacted]``, not repeated."""
+    key = "sk_live_" + "a1B2c3D4e5F6g7H8i9J0"
+    vg.runtime.import_events(_session(("t1", "get_balance", {}, {"balance": 10})))
+    vg.runtime.record_memory(C, "w", sources=["t1"], summary=f"balance 10, use {key}", at=T1)
+    a = vg.assembly.assemble(C, "main", "agent", as_of=SOON, policy=COMPACT)
+    assert key not in json.dumps(a.messages) and key not in json.dumps(a.record)
+    assert "[redacted]" in _claim_block(a, "w").split("\n", 1)[0]
+    assert {"in": "summary", "kind": "id", "value": "[redacted]",
+            "reason": "no cited result holds it"} in _decision(a, "w")["unsupported"]

@@ -348,7 +348,7 @@ def writer_claim_rule(unit: Unit, ctx: Context) -> Decision | None:
         return None
     if unit.stale and ctx.policy.get("freshness", "stale") == "omit":
         return None  # the freshness rule omits it
-    claims = [
+    claims: list[tuple[tuple[str, str], ...]] = [
         (("in", "facts"), ("path", p), ("reason", "no cited result holds this value here"))
         for p in node.asserted
         if p != "summary"

@@ -81,14 +81,20 @@ _MONTHS = {
 }
 _MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _ORD = r"(?:st|nd|rd|th)?"
-#: Values a summary states over more than one token: a quoted string, a named-month date.
+#: Values a summary states over more than one token: a quoted string, a named-month date
+#: (the text between them is read token by token).
 _SPANS = re.compile(
     r'"(?P<q1>[^"\n]{1,500})"|“(?P<q2>[^”\n]{1,500})”|«(?P<q3>[^»\n]{1,500})»'
     r"|„(?P<q4>[^“\n]{1,500})“|(?<![\w'’])'(?P<q5>[^'\n]{1,500})'(?![\w'’])"
     rf"|(?<![\w.])(?:(?P<d1>\d{{1,2}}){_ORD}\s+(?P<m1>{_MONTH})\.?(?:,?\s+(?P<y1>\d{{4}}))?"
     rf"|(?P<m2>{_MONTH})\.?\s+(?P<d2>\d{{1,2}}){_ORD}(?:,?\s+(?P<y2>\d{{4}}))?"
     rf"|(?P<m3>{_MONTH})\.?\s+(?P<y3>\d{{4}}))(?![\w])"
-    r"|(?P<token>\S+)"
+)
+#: The named-month dates alone (a result's text is read for them, its tokens apart).
+_NAMED_DATES = re.compile(
+    rf"(?<![\w.])(?:(?P<d1>\d{{1,2}}){_ORD}\s+(?P<m1>{_MONTH})\.?(?:,?\s+(?P<y1>\d{{4}}))?"
+    rf"|(?P<m2>{_MONTH})\.?\s+(?P<d2>\d{{1,2}}){_ORD}(?:,?\s+(?P<y2>\d{{4}}))?"
+    rf"|(?P<m3>{_MONTH})\.?\s+(?P<y3>\d{{4}}))(?![\w])"
 )
 _EDGE_OPEN = "([{<\"'“‘«„*_~`"
 _EDGE_CLOSE = ")]}>\"'”’».,;:!?…*_~`"
@@ -245,7 +251,7 @@ def _time(core: str) -> Stated | None:
 def _span(m: re.Match[str]) -> Stated:
     """A quoted string or a named-month date the scan found."""
     for q in ("q1", "q2", "q3", "q4", "q5"):
-        if m[q] is not None:
+        if q in m.re.groupindex and m[q] is not None:
             inner = m[q].strip()
             return Stated("quote", inner, (f"q:{inner}",))
     text = m.group(0)
@@ -324,17 +330,28 @@ def _value(core: str) -> list[Stated]:
 
 
 def stated(text: str) -> Iterator[Stated]:
-    """Every value ``text`` states, in order (a value stated twice, twice)."""
+    """Every value ``text`` states, in order (a value stated twice, twice; each distinct
+    token is read once)."""
+    read: dict[str, list[Stated]] = {}
+    at = 0
     for m in _SPANS.finditer(text):
-        token = m["token"]
-        if token is None:
-            found = _span(m)
-            if found.kind == "quote" and not any(c.isspace() for c in found.text):
-                yield from _classify(_strip(found.text))  # '"10"' states the number 10
-            else:
-                yield found
+        yield from _tokens(text[at:m.start()], read)
+        at = m.end()
+        found = _span(m)
+        if found.kind == "quote" and not any(c.isspace() for c in found.text):
+            yield from _classify(_strip(found.text))  # '"10"' states the number 10
         else:
-            yield from _classify(_strip(token))
+            yield found
+    yield from _tokens(text[at:], read)
+
+
+def _tokens(text: str, read: dict[str, list[Stated]]) -> Iterator[Stated]:
+    """The values of the tokens of ``text`` (between spans), each distinct token read once."""
+    for token in text.split():
+        values = read.get(token)
+        if values is None:
+            values = read[token] = _classify(_strip(token))
+        yield from values
 
 
 class Held:
@@ -383,10 +400,15 @@ class Held:
         if lines:
             keys.add(f"q:{text.strip()}")
             keys.update(f"q:{line.strip()}" for line in text.splitlines())
-        for m in _SPANS.finditer(text):
-            if m["token"] is None:
-                keys.update(_span(m).keys)
+        for m in _NAMED_DATES.finditer(text):
+            keys.update(_span(m).keys)
         for token in set(text.split()):
+            if token.isalpha():  # a plain word, most of a text: its one key
+                keys.add(f"w:{token.casefold()}")
+                continue
+            if token.isdigit():
+                keys.update(_value(token)[0].keys)
+                continue
             core = _strip(token)
             iso = _iso_held(core)
             if iso:
@@ -421,14 +443,24 @@ def held_by(results: Iterable[bytes | None], names: Iterable[str] = ()) -> Held:
     return held
 
 
+#: Unsupported values named at most (one is enough to make a claim; the rest are counted).
+MAX_NAMED = 50
+
+
 def unsupported(text: str, held: Held) -> list[dict[str, str]]:
     """The values ``text`` states that ``held`` does not hold, each once, in order:
-    ``{"kind", "value", "reason"}``."""
+    ``{"kind", "value", "reason"}`` — the first :data:`MAX_NAMED`, then one ``{"kind":
+    "more"}`` entry (the reading stops there: a hostile text costs no more)."""
     out: list[dict[str, str]] = []
     seen: set[tuple[str, str]] = set()
     for value in stated(text):
         if held.holds(value) or (value.kind, value.text) in seen:
             continue
+        if len(out) == MAX_NAMED:
+            out.append({"kind": "more", "value": "…",
+                        "reason": f"more values no cited result holds (the first {MAX_NAMED} "
+                                  "are named)"})
+            break
         seen.add((value.kind, value.text))
         reason = f"no cited result holds the {value.kind} {value.text!r}"
         if value.note:
