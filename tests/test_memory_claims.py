@@ -75,6 +75,12 @@ FORMS = [  # (result, summary, is every value the summary states held by the res
     ({"s": "ok"}, 's "ok"', True),
     ({"b": 10}, "余额 10", False),  # another script: a word like any other
     ({"b": 10}, "b 10kg", False),  # a unit glued to a number: an id the result lacks
+    # a value follows the key it is under, not another one
+    ({"balance": 999, "limit": 10}, "balance 10", False),
+    ({"balance": 999, "limit": 10}, "balance is 999, limit 10", True),
+    ({"payment": {"amount": 1204, "currency": "USD"}, "fee": 5}, "payment $1204", True),
+    ({"payment": {"amount": 1204, "currency": "USD"}, "fee": 5}, "fee $1204", False),
+    ({"trains": [{"id": "FR-9512", "dep": "07:10"}]}, "trains FR-9512, dep 07:10", True),
 ]
 
 
@@ -113,27 +119,44 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+_keys = st.text("qrst", min_size=1, max_size=6)  # no key is a word of a value
 _leaves = st.one_of(_numbers.map(_Raw), _words, _names, st.booleans(), st.none(),
                     st.lists(_words, min_size=2, max_size=3).map(" ".join))
 _results = st.recursive(
     _leaves,
     lambda inner: st.one_of(st.lists(inner, max_size=4),
-                            st.dictionaries(_words, inner, max_size=4)),
+                            st.dictionaries(_keys, inner, max_size=4)),
     max_leaves=12,
 ).filter(lambda v: isinstance(v, dict | list))
 
 
-def _texts(value: Any) -> list[str]:
-    """The result's own texts a summary may restate: keys, strings, numbers as written."""
+def _leaf_texts(value: Any) -> list[str]:
+    """The texts of a value's leaves: strings, numbers as written."""
     if isinstance(value, _Raw):
         return [value.text]
     if isinstance(value, dict):
-        return [*value, *(t for v in value.values() for t in _texts(v))]
+        return [t for v in value.values() for t in _leaf_texts(v)]
     if isinstance(value, list):
-        return [t for v in value for t in _texts(v)]
+        return [t for v in value for t in _leaf_texts(v)]
     if isinstance(value, str):
         return [value]
     return []
+
+
+def _texts(value: Any) -> list[str]:
+    """What a faithful summary may say of the result: a leaf's value alone, or a key followed
+    by a value its subtree holds ("balance 10")."""
+    out = [t for t in _leaf_texts(value) if t.strip()]
+    todo = [value]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, dict):
+            for key, child in v.items():
+                out += [f"{key} {t}" for t in _leaf_texts(child) if t.strip()]
+                todo.append(child)
+        elif isinstance(v, list):
+            todo.extend(v)
+    return out
 
 
 #: Values no generated result holds: other digits, other letters, other names.

@@ -257,6 +257,7 @@ def test_a_summary_of_values_its_result_holds_stands_in_its_place(vg: Vigente) -
     ("balance of ORD-1243 is -10", ["ORD-1243"]),
     ('balance is "-10 EUR"', ["-10 EUR"]),  # a quote is a string the result holds whole
     ("balance is -10 and 7 (from t2)", ["7", "t2"]),  # a value of a result it does not cite
+    ("balance is 7", ["7"]),  # held by t2 only
 ])
 def test_every_value_a_summary_states_is_checked(vg: Vigente, summary: str,
                                                  unsupported: list[str]) -> None:
@@ -324,3 +325,15 @@ def test_a_credential_a_claim_states_is_named_redacted_never_shown(vg: Vigente) 
     assert "[redacted]" in _claim_block(a, "w").split("\n", 1)[0]
     assert {"in": "summary", "kind": "id", "value": "[redacted]",
             "reason": "no cited result holds it"} in _decision(a, "w")["unsupported"]
+
+
+def test_a_value_a_summary_puts_under_another_key_is_a_claim(vg: Vigente) -> None:
+    """Each value held is not enough: a value right after a key's name must be one that key
+    holds ("balance 10" over a balance of 999 and a limit of 10 is the writer's claim)."""
+    vg.runtime.import_events(_session(("t1", "get_account", {}, {"balance": 999, "limit": 10})))
+    rt = vg.runtime
+    assert rt.record_memory(C, "ok", sources=["t1"], summary="limit 10, balance 999").asserted == ()
+    moved = rt.record_memory(C, "moved", sources=["t1"], summary="balance: 10")
+    assert moved.asserted == ("summary",) and moved.unsupported == (
+        {"kind": "number", "value": "10",
+         "reason": "the cited results hold the number '10', but not under 'balance'"},)

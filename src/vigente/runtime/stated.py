@@ -354,73 +354,143 @@ def _tokens(text: str, read: dict[str, list[Stated]]) -> Iterator[Stated]:
         yield from values
 
 
+#: Values under one key at most for the key to bind what follows it (a wider subtree binds
+#: nothing: any value the result holds may follow its name).
+MAX_UNDER = 2_000
+#: Nesting read for keys and what they hold (deeper values are held, bound to no deeper key).
+_KEY_DEPTH = 8
+_NUMERIC = frozenset({"number", "date", "time", "id", "email", "url"})
+
+
 class Held:
     """What a set of tool results holds, read as :func:`stated` reads a summary: one key per
     value (a number's exact reading and text, a date's day, month and time, an id's text, a
     word case aside, each string whole for a quote), plus ``names`` given (the cited calls'
-    tool names, which the request shows as the call)."""
+    tool names, which the request shows as the call). ``under``: for each key of the results
+    (case aside), the values its subtree holds (``None``: too many to bind)."""
 
     def __init__(self, names: Iterable[str] = ()) -> None:
         self.keys: set[str] = set()
+        self.under: dict[str, set[str] | None] = {}
+        self._read: dict[str, tuple[str, ...]] = {}  # token -> its keys, each read once
         for name in names:
-            self.add_text(name)
+            self.keys.update(self._text_keys(name))
 
     def holds(self, value: Stated) -> bool:
         return any(k in self.keys for k in value.keys)
 
+    def holds_under(self, name: str, value: Stated) -> bool:
+        """Does a key named ``name`` (case aside) hold ``value`` in its subtree (true when
+        ``name`` is no key, or one too wide to bind)?"""
+        found = self.under.get(name.casefold(), ...)
+        if found is ... or found is None:
+            return True
+        return any(k in found for k in value.keys)
+
     def add_json(self, value: Any) -> None:
         """Every key, string and number of a JSON value read exactly
-        (:func:`~vigente.runtime.artifact_memory.parse_exact`)."""
+        (:func:`~vigente.runtime.artifact_memory.parse_exact`), and what each key holds."""
+        self._subtree(value, 0)
+
+    def _subtree(self, value: Any, depth: int) -> set[str]:
         from vigente.runtime.artifact_memory import JSONNumber
 
-        texts: list[str] = []
+        if isinstance(value, dict):
+            total: set[str] = set()
+            for key, child in value.items():
+                self.keys.update(self._text_keys(str(key)))
+                self.keys.add(f"q:{str(key).strip()}")
+                held = self._child(child, depth)
+                self._bind(str(key), held)
+                total |= held
+            return total
+        if isinstance(value, list):
+            total = set()
+            for child in value:
+                total |= self._child(child, depth)
+            return total
+        if isinstance(value, str):
+            keys = {*self._text_keys(value), f"q:{value.strip()}"}
+        elif isinstance(value, bool) or value is None:
+            keys = {f"w:{'null' if value is None else str(value).lower()}"}
+        elif isinstance(value, JSONNumber | int | float):
+            keys = set(json_number_keys(value.text if isinstance(value, JSONNumber)
+                                        else repr(value)))
+        else:  # pragma: no cover - JSON has no other kinds
+            keys = set()
+        self.keys |= keys
+        return keys
+
+    def _child(self, value: Any, depth: int) -> set[str]:
+        return self._subtree(value, depth + 1) if depth < _KEY_DEPTH else self._flat(value)
+
+    def _flat(self, value: Any) -> set[str]:
+        """A deep subtree's values, without recursion (its keys bind nothing)."""
+        total: set[str] = set()
         todo = [value]
         while todo:
             v = todo.pop()
             if isinstance(v, dict):
-                texts.extend(str(k) for k in v)
-                todo.extend(v.values())
+                for key, child in v.items():
+                    self.keys.update(self._text_keys(str(key)))
+                    todo.append(child)
             elif isinstance(v, list):
                 todo.extend(v)
-            elif isinstance(v, str):
-                texts.append(v)
-            elif isinstance(v, bool) or v is None:
-                self.keys.add(f"w:{'null' if v is None else str(v).lower()}")
-            elif isinstance(v, JSONNumber | int | float):
-                text = v.text if isinstance(v, JSONNumber) else repr(v)
-                self.keys.update(json_number_keys(text))
-        for text in texts:
-            self.keys.add(f"q:{text.strip()}")
-        self.add_text("\n".join(texts))
+            else:
+                total |= self._subtree(v, 0)
+        return total
 
-    def add_text(self, text: str, lines: bool = False) -> None:
-        """Every value ``text`` states (each distinct token read once); ``lines``: each line
-        of it is a string a quote may give whole (a text result)."""
-        keys = self.keys
-        if lines:
-            keys.add(f"q:{text.strip()}")
-            keys.update(f"q:{line.strip()}" for line in text.splitlines())
+    def _bind(self, key: str, held: set[str]) -> None:
+        name = key.casefold()
+        if name not in self.under:
+            self.under[name] = set(held) if len(held) <= MAX_UNDER else None
+            return
+        found = self.under[name]
+        if found is not None:
+            found |= held
+            if len(found) > MAX_UNDER:
+                self.under[name] = None
+
+    def add_text(self, text: str) -> None:
+        """Every value a text result states, each line whole (a quote may give it), and the
+        value of each ``key: value`` line bound to its key."""
+        self.keys.add(f"q:{text.strip()}")
+        for line in text.splitlines():
+            self.keys.add(f"q:{line.strip()}")
+            key, sep, rest = line.partition(":")
+            if sep and key.strip() and rest.strip() and len(key) <= 64:
+                self._bind(key.strip(), set(self._text_keys(rest)))
+        self.keys.update(self._text_keys(text))
+
+    def _text_keys(self, text: str) -> set[str]:
+        """The keys of every value ``text`` states (each distinct token read once)."""
+        keys: set[str] = set()
         for m in _NAMED_DATES.finditer(text):
             keys.update(_span(m).keys)
-        for token in set(text.split()):
-            if token.isalpha():  # a plain word, most of a text: its one key
-                keys.add(f"w:{token.casefold()}")
-                continue
-            if token.isdigit():
-                keys.update(_value(token)[0].keys)
-                continue
-            core = _strip(token)
-            iso = _iso_held(core)
-            if iso:
-                keys.update(iso)
-                continue
-            for s in _classify(core):
-                keys.update(s.keys)
-            # an id's words are words the result holds ("reservation_id": "reservation", "id")
-            if any(not c.isalnum() for c in core):
-                keys.update(f"w:{w.casefold()}" for w in _WORDS.findall(core.replace("_", " ")))
-            for piece in _DASHES.split(core):
-                keys.update(_iso_held(piece))
+        read = self._read
+        for token in text.split():
+            found = read.get(token)
+            if found is None:
+                found = read[token] = _token_keys(token)
+            keys.update(found)
+        return keys
+
+
+def _token_keys(token: str) -> tuple[str, ...]:
+    """Every key a result's token holds."""
+    if token.isalpha():  # a plain word, most of a text: its one key
+        return (f"w:{token.casefold()}",)
+    core = _strip(token)
+    iso = _iso_held(core)
+    if iso:
+        return tuple(iso)
+    keys = [k for s in _classify(core) for k in s.keys]
+    # an id's words are words the result holds ("reservation_id": "reservation", "id")
+    if any(not c.isalnum() for c in core):
+        keys += [f"w:{w.casefold()}" for w in _WORDS.findall(core.replace("_", " "))]
+    for piece in _DASHES.split(core):
+        keys += _iso_held(piece)
+    return tuple(keys)
 
 
 def held_by(results: Iterable[bytes | None], names: Iterable[str] = ()) -> Held:
@@ -437,7 +507,7 @@ def held_by(results: Iterable[bytes | None], names: Iterable[str] = ()) -> Held:
             held.add_json(parsed[0])
             continue
         try:
-            held.add_text(data.decode("utf-8"), lines=True)
+            held.add_text(data.decode("utf-8"))
         except UnicodeDecodeError:
             continue
     return held
@@ -453,8 +523,17 @@ def unsupported(text: str, held: Held) -> list[dict[str, str]]:
     "more"}`` entry (the reading stops there: a hostile text costs no more)."""
     out: list[dict[str, str]] = []
     seen: set[tuple[str, str]] = set()
+    named: str | None = None  # the key the summary just named ("balance 10": "balance")
     for value in stated(text):
-        if held.holds(value) or (value.kind, value.text) in seen:
+        after, named = named, None
+        if value.kind == "currency":
+            named = after  # "balance $10": the amount still follows its key
+        elif value.kind in ("word", "name", "code") and value.text.casefold() in held.under:
+            named = value.text
+        if held.holds(value) and not (value.kind in _NUMERIC and after is not None
+                                      and not held.holds_under(after, value)):
+            continue
+        if (value.kind, value.text) in seen:
             continue
         if len(out) == MAX_NAMED:
             out.append({"kind": "more", "value": "…",
@@ -462,6 +541,11 @@ def unsupported(text: str, held: Held) -> list[dict[str, str]]:
                                   "are named)"})
             break
         seen.add((value.kind, value.text))
+        if held.holds(value):  # held, but not where the summary says
+            out.append({"kind": value.kind, "value": value.text,
+                        "reason": f"the cited results hold the {value.kind} {value.text!r}, "
+                                  f"but not under {after!r}"})
+            continue
         reason = f"no cited result holds the {value.kind} {value.text!r}"
         if value.note:
             reason += f": it {value.note} and no cited result holds this text"
