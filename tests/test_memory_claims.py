@@ -75,6 +75,11 @@ FORMS = [  # (result, summary, is every value the summary states held by the res
     ({"s": "ok"}, 's "ok"', True),
     ({"b": 10}, "余额 10", False),  # another script: a word like any other
     ({"b": 10}, "b 10kg", False),  # a unit glued to a number: an id the result lacks
+    ({"b": 10}, "b 10 ₿", False),  # a symbol states a value too
+    ({"s": "declined"}, "s ✅", False),
+    ({"s": "✅"}, "s ✅", True),
+    ({"b": 10}, "b ９９９９９９", False),  # other digits are other text
+    ({"b": 10}, "b 99\u200b9999", False),  # an invisible character hides nothing
     # a value follows the key it is under, not another one
     ({"balance": 999, "limit": 10}, "balance 10", False),
     ({"balance": 999, "limit": 10}, "balance is 999, limit 10", True),

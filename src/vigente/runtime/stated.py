@@ -25,7 +25,7 @@ result's place"):
   underscore, ``#`` or ``@``), an **email** and a **URL** are their exact text (an email's case
   aside; a leading ``#`` aside);
 * a **currency** symbol is supported by the symbol or one of its ISO codes (``$``: ``USD``,
-  ``CAD``, …);
+  ``CAD``, …); any other **symbol** (``₿``, ``✅``, ``>``) by the same symbol;
 * a **quoted** string is the exact text of a string (a key, a line of a text result) the
   result holds;
 * every other **word** (a name, a code, a status, a drug) is a word the result holds, case
@@ -38,6 +38,7 @@ The reading is linear in the text (one scan, one classification per distinct tok
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -317,7 +318,9 @@ def _value(core: str) -> list[Stated]:
             return [s for p in pieces for s in _classify(p)]  # "14:00-15:00": a range
         ident = core.lstrip("#")
         return [Stated("id", core, (f"x:{ident}", f"t:{core}"))]
-    out = []
+    # a symbol states a value too (a currency, a sign, a check mark); punctuation does not
+    out = [Stated("symbol", c, (f"x:{c}",)) for c in dict.fromkeys(core)
+           if unicodedata.category(c).startswith("S") and c not in "^`"]
     for word in _WORDS.findall(core):
         folded = word.casefold()
         if folded in FUNCTION_WORDS:
