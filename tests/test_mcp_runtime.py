@@ -212,8 +212,8 @@ def test_a_memory_a_model_records_is_labelled_its_claim(
             "assemble_context", {"conversation": C, "branch": "main", "participant": "agent"})
         assert not built.is_error, tool_text(built)
         text = json.dumps(built.structured_content)
-        assert "[assertion claim by mcp:record_event about train_search (t1): fare not held" in (
-            text)
+        assert ("[assertion claim by mcp:record_event about train_search (t1): fare, summary "
+                "(word free) not held") in text
         omitted = {d["ref"] for d in built.structured_content["omitted"]}
         assert "t1#memory" not in omitted
 

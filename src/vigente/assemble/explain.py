@@ -73,7 +73,7 @@ def _decided(record: dict[str, Any], ref: str) -> dict[str, Any] | None:
             return out
     for d in record["included"]:
         if d["ref"] == ref:
-            return {
+            out = {
                 "ref": ref,
                 "candidate": True,
                 "reason": None,
@@ -81,6 +81,9 @@ def _decided(record: dict[str, Any], ref: str) -> dict[str, Any] | None:
                 "kind": d["kind"],
                 "included_as": d["as"],
             }
+            if d.get("unsupported"):  # a writer's claim: what of it no source holds, and why
+                out["unsupported"] = d["unsupported"]
+            return out
     return None
 
 

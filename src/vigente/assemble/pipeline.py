@@ -19,7 +19,12 @@ from vigente.assemble.blocks import Block
 from vigente.assemble.policy import Policy
 
 # the last step, re-exported from here (and the memory texts it keeps: a purge forgets them)
-from vigente.assemble.render import _MEMORY_TEXTS, recalled_text, render  # noqa: F401
+from vigente.assemble.render import (  # noqa: F401
+    _MEMORY_TEXTS,
+    recalled_text,
+    render,
+    unsupported_values,
+)
 from vigente.records.runtime import ToolArtifact, ToolCall, ToolMemory
 from vigente.runtime.artifact_memory import compact, expand
 from vigente.runtime.redact import Redaction
@@ -94,6 +99,8 @@ class Decision:
     tokens: int = 0
     #: (later call, paths of this reading it restated): the values a later reading superseded
     superseded_values: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: A writer's claim: what of it no source holds (a fact's path, a summary's value) and why
+    claims: tuple[tuple[tuple[str, str], ...], ...] = ()
 
     @property
     def included(self) -> bool:
@@ -110,6 +117,8 @@ class Decision:
             d["superseded_values"] = [
                 {"by": call, "paths": list(paths)} for call, paths in self.superseded_values
             ]
+        if self.claims:
+            d["unsupported"] = [dict(c) for c in self.claims]
         return d
 
 
@@ -123,6 +132,7 @@ class Context:
     latest_checkpoint: str | None = None
     exchange_of: dict[str, str] = field(default_factory=dict)  # artifact id -> call id
     memories_of: dict[str, list[str]] = field(default_factory=dict)  # call id -> memory ids
+    claims_of: dict[str, list[str]] = field(default_factory=dict)  # call id -> writers' claims
     decided: dict[str, Decision] = field(default_factory=dict)
     newer: dict[str, tuple[str, str]] = field(default_factory=dict)  # memory -> (why, newer)
     # memory -> (why, (later call, paths it restated)...): every value a later reading
@@ -247,6 +257,14 @@ def compacted_rule(unit: Unit, ctx: Context) -> Decision | None:
         newer = [ctx.newer[m][1] for m in ctx.memories_of.get(unit.ref, []) if m in ctx.newer]
         if newer:
             return _yes(unit, f"supersession.newer_reading:{newer[0]}", "reference")
+        claims = [
+            m
+            for m in ctx.claims_of.get(unit.ref, [])
+            if ctx.decided.get(m) is not None and ctx.decided[m].included
+        ]
+        if claims:
+            # a writer's claim goes beside the tool's reading, never beside a bare reference
+            return _yes(unit, f"memory.claim_beside_result:{claims[0]}", "tool_exchange")
         return _yes(unit, "promotion.reference_only", "reference")
     return None
 
@@ -290,7 +308,11 @@ def restated_in_part_rule(unit: Unit, ctx: Context) -> Decision | None:
 
 
 def memory_privacy_rule(unit: Unit, ctx: Context) -> Decision | None:
+    """A memory goes where its privacy class's summaries may go; the extractor's memory of a
+    result copies the result's own values, so it goes only where the raw result may."""
     if unit.kind == "memory":
+        if isinstance(unit.node, ToolMemory) and unit.node.extractor is not None:
+            return _route(unit, ctx, "raw", "privacy.extracted_values")
         return _route(unit, ctx, "summary", "privacy.summary")
     return None
 
@@ -315,6 +337,29 @@ def stale_rule(unit: Unit, ctx: Context) -> Decision | None:
             return _no(unit, "freshness.stale_omitted", "stale")
         return _yes(unit, "freshness.stale_marker", "stale_marker")
     return None
+
+
+def writer_claim_rule(unit: Unit, ctx: Context) -> Decision | None:
+    """A writer's memory stating what no source holds (a fact's value at its path, a value
+    its summary states) is that writer's claim: it goes beside the tool's reading, labelled
+    (never in a result's place), and the record names each value no source holds and why."""
+    node = unit.node
+    if unit.kind != "memory" or not isinstance(node, ToolMemory) or not node.asserted:
+        return None
+    if unit.stale and ctx.policy.get("freshness", "stale") == "omit":
+        return None  # the freshness rule omits it
+    claims: list[tuple[tuple[str, str], ...]] = [
+        (("in", "facts"), ("path", p), ("reason", "no cited result holds this value here"))
+        for p in node.asserted
+        if p != "summary"
+    ]
+    claims += [
+        (("in", "summary"), ("kind", c["kind"]), ("value", c["value"]), ("reason", c["reason"]))
+        for c in unsupported_values(node)
+    ]
+    as_ = "stale_marker" if unit.stale else "memory"
+    d = _yes(unit, f"memory.writer_claim:by:{node.writer or 'a writer'}", as_)
+    return replace(d, claims=tuple(claims))
 
 
 def memory_rule(unit: Unit, ctx: Context) -> Decision | None:
@@ -353,6 +398,7 @@ MEMORY_RULES: tuple[Rule, ...] = (
     memory_privacy_rule,
     memory_source_included_rule,
     restated_in_part_rule,
+    writer_claim_rule,
     stale_rule,
     memory_rule,
 )
@@ -655,6 +701,7 @@ class _Fit:
         decided = self.decided
         self.put(victim.ref, Decision(victim.ref, victim.kind, rule, reason="budget",
                                       position=victim.position))  # fmt: skip
+        gone = [victim.ref] if victim.kind == "artifact" else []
         if victim.kind == "memory":
             # an exchange compacted into this memory reaches the model no more: budget too
             for call in self.calls_of.get(victim.ref, []):
@@ -667,7 +714,15 @@ class _Fit:
                 ):
                     self.put(call, Decision(call, prev.kind, rule, reason="budget",
                                             position=prev.position))  # fmt: skip
+                    gone.append(call)
         for m in self.ctx.memories_of.get(victim.ref, []):
             if decided.get(m) is not None and decided[m].as_ == "tool_exchange":
                 self.put(m, Decision(m, "memory", rule, reason="budget",
                                      position=self.units[m].position))  # fmt: skip
+        # a writer's claim about a result that no longer reaches the model goes with it: a
+        # claim is never shown without the tool's reading beside it
+        for call in gone:
+            for m in self.ctx.claims_of.get(call, []):
+                if decided.get(m) is not None and decided[m].included:
+                    self.put(m, Decision(m, "memory", rule, reason="budget",
+                                         position=self.units[m].position))  # fmt: skip

@@ -182,10 +182,11 @@ def pipeline_context(pol: Policy, boundary: Boundary, units: dict[str, Unit]) ->
             ctx.exchange_of[a.id] = u.ref
     for u in units.values():
         # a writer's assertion is not a memory of the result: it never stands in its place
-        if u.kind == "memory" and isinstance(u.node, ToolMemory) and not u.node.asserted:
+        if u.kind == "memory" and isinstance(u.node, ToolMemory):
+            about = ctx.claims_of if u.node.asserted else ctx.memories_of
             for s in u.node.sources:
                 call = ctx.exchange_of.get(s, s)
-                ctx.memories_of.setdefault(call, []).append(u.ref)
+                about.setdefault(call, []).append(u.ref)
     ctx.retried = retries(units)
     ctx.stale = frozenset(u.ref for u in units.values() if u.kind == "memory" and u.stale)
     users = [u for u in units.values() if u.kind == "message" and u.node.role == "user"]
@@ -255,7 +256,9 @@ def sole_exchange(unit: Unit, ctx: Context, units: dict[str, Unit]) -> Unit | No
     if unit.kind != "memory" or not isinstance(unit.node, ToolMemory) or unit.node.asserted:
         return None
     call = ctx.sole_call(unit.node)
-    return units.get(call) if call is not None else None
+    found = units.get(call) if call is not None else None
+    # a memory of a memory stands in no result's place: only a tool exchange has one
+    return found if found is not None and found.kind == "artifact" else None
 
 
 def _orphan_call(a: ToolArtifact) -> ToolCall:

@@ -275,7 +275,9 @@ class ToolMemory:
     not the result's compact form). ``lossless``: the runtime decoded ``facts`` back to every
     key, path and value of the result (``extract.decodes_to``). ``writer``: who wrote a memory
     the extractor did not derive; ``asserted``: the paths of its facts that no source holds
-    exactly: the writer's own claims (such a memory never stands in a result's place)."""
+    exactly, and ``summary`` when its summary states a value no source holds: the writer's
+    own claims (such a memory never stands in a result's place); ``unsupported``: those
+    summary values, one ``{"kind", "value", "reason"}`` each."""
 
     KIND: ClassVar[str] = "memory"
     conversation_id: str
@@ -311,6 +313,7 @@ class ToolMemory:
     lossless: bool = False
     writer: str | None = None
     asserted: tuple[str, ...] = ()
+    unsupported: tuple[dict[str, str], ...] = ()
     #: What the redaction step took out of the result before the extractor read it: one
     #: ``{"rule", "path"}`` per credential (the rule that matched and where, never the value).
     redactions: tuple[dict[str, str], ...] = ()

@@ -28,6 +28,7 @@ from vigente.records.runtime import (
 from vigente.runtime.arguments import one_of, string_list, utf8_text
 from vigente.runtime.artifact_memory import decodes_to, parse_exact, reading, unheld
 from vigente.runtime.redact import Redaction, redact_content
+from vigente.runtime.stated import held_by, unsupported
 from vigente.time import MAX_MICROS, Instant, TimeLike
 
 if TYPE_CHECKING:
@@ -161,26 +162,33 @@ def account_facts(rt: Runtime, conversation: str, facts: Mapping[str, Any], k: I
 
 def supersession(rt: Runtime, conversation: str, memory: str, kind: str,
                  resolved: list[RuntimeRecord], facts: Mapping[str, Any] | None,
-                 supersedes: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """What a memory asserts (the paths of a tool memory's facts that no source holds) and
-    the extractor's memories it replaces beyond those it names: none when it asserts
-    anything, for a writer's claim never replaces a reading."""
-    asserted: tuple[str, ...] = ()
-    if kind == "tool":
-        asserted = _asserted(rt, conversation, resolved, dict(facts or {}))
+                 summary: str, supersedes: tuple[str, ...]
+                 ) -> tuple[tuple[str, ...], tuple[dict[str, str], ...], tuple[str, ...]]:
+    """What a tool memory asserts (the paths of its facts that no source holds, and
+    ``summary`` when its summary states a value no source holds), the summary's values no
+    source holds (``runtime/stated.py``: kind, value, reason), and the extractor's memories
+    it replaces beyond those it names: none when it asserts anything, for a writer's claim
+    never replaces a reading."""
+    if kind != "tool":
+        return (), (), _replaced_extractions(rt, conversation, resolved, supersedes)
+    results = _source_results(rt, conversation, resolved)
+    asserted = _unheld_facts(results, dict(facts or {}))
+    tools = [str(r.payload.get("tool_name") or r.payload.get("name") or "")
+             for r in resolved if r.kind in ("artifact", "tool_call")]
+    claims = tuple(unsupported(summary, held_by(results, tools))) if summary else ()
+    if claims:
+        asserted += ("summary",)
     if asserted:
-        _no_replacing(rt, conversation, memory, supersedes, asserted)
-        return asserted, ()
-    return asserted, _replaced_extractions(rt, conversation, resolved, supersedes)
+        _no_replacing(rt, conversation, memory, supersedes, asserted, claims)
+        return asserted, claims, ()
+    return asserted, claims, _replaced_extractions(rt, conversation, resolved, supersedes)
 
 
-def _asserted(rt: Runtime, conversation: str, resolved: list[RuntimeRecord],
-              facts: dict[str, Any]) -> tuple[str, ...]:
-    """The paths of ``facts`` that no source's raw result holds exactly (a memory source
-    stands for the results it was derived from; a message or an unanswered call holds no
-    tool value)."""
-    if not facts:
-        return ()
+def _source_results(rt: Runtime, conversation: str, resolved: list[RuntimeRecord]
+                    ) -> list[bytes | None]:
+    """The raw results a memory's sources stand for: an artifact's own, a memory's sources'
+    (followed down to their artifacts); a message or an unanswered call holds no tool
+    value."""
     results: list[bytes | None] = []
     seen: set[str] = set()
     todo = list(resolved)
@@ -196,19 +204,30 @@ def _asserted(rt: Runtime, conversation: str, resolved: list[RuntimeRecord],
             for s in r.payload.get("sources", ()):
                 found = rt._find(conversation, ["artifact", "memory"], record_ids=[s])
                 todo.extend(found[-1:])
+    return results
+
+
+def _unheld_facts(results: list[bytes | None], facts: dict[str, Any]) -> tuple[str, ...]:
+    """The paths of ``facts`` that no source's raw result holds exactly."""
+    if not facts:
+        return ()
     unheld_by = [unheld(facts, data) for data in results] or [unheld(facts, None)]
     common = set.intersection(*(set(u) for u in unheld_by))
     return tuple(p for p in unheld_by[0] if p in common)
 
 
 def _no_replacing(rt: Runtime, conversation: str, memory: str, supersedes: tuple[str, ...],
-                  asserted: tuple[str, ...]) -> None:
+                  asserted: tuple[str, ...], claims: tuple[dict[str, str], ...]) -> None:
     """A memory holding values its sources do not hold may not supersede an extractor's
     memory of a result: the reading stays, the claim goes beside it, labelled."""
+    what = [p for p in asserted if p != "summary"]
+    what += [f"{c['kind']} {c['value']!r} in its summary" for c in claims[:5]]
+    if len(claims) > 5:
+        what.append(f"{len(claims) - 5} more values in its summary")
     for r in rt._find(conversation, ["memory"], record_ids=list(supersedes)):
         if r.payload.get("extractor") is not None:
             raise InvalidInput(
-                f"memory {memory!r} holds {', '.join(asserted)}, a value its sources do not "
+                f"memory {memory!r} holds {', '.join(what)}, a value its sources do not "
                 f"hold, so it cannot supersede {r.record_id!r} (the extractor's reading of "
                 "the tool result): drop it from `supersedes` (the memory then goes to the "
                 "model labelled as your assertion), or give only values the result holds")
@@ -264,7 +283,8 @@ def tool_memory(rt: Runtime, conversation: str, memory: str, k: Instant,
                 confidence_source: str | None, confidence_reason: str | None,
                 supersedes: tuple[str, ...], conflicts_with: tuple[str, ...],
                 privacy: str | None, visibility: str | None, writer: str,
-                asserted: tuple[str, ...]) -> ToolMemory:
+                asserted: tuple[str, ...], claims: tuple[dict[str, str], ...] = ()
+                ) -> ToolMemory:
     """A tool memory: as private as its strictest source, owned and placed as its first
     owned source, revalidated with its sources' tools unless told otherwise."""
     fresh = one_of("freshness", freshness or "scoped", FRESHNESS)
@@ -296,5 +316,5 @@ def tool_memory(rt: Runtime, conversation: str, memory: str, k: Instant,
         provenance=tuple(f"{r.kind}:{r.record_id}" for r in resolved),
         supersedes=supersedes, conflicts_with=conflicts_with,
         anchor=owner.position if owner.branch_id is not None else None,
-        writer=writer, asserted=asserted,
+        writer=writer, asserted=asserted, unsupported=claims,
     )

@@ -482,9 +482,11 @@ class Runtime(RuntimeReads):
         ``supersedes``/``conflicts_with`` name earlier memories of this conversation; the
         reverse links (``superseded_by``) are read from them.
 
-        A tool memory's facts are checked against its sources' raw results: the paths whose
-        value no source holds exactly are kept as ``asserted``, the claims of ``writer`` (who
-        wrote it: a surface or agent name; default ``api``). Such a memory goes to a model
+        A tool memory's facts and summary are checked against its sources' raw results: the
+        paths whose value no source holds exactly are kept as ``asserted`` (with ``summary``
+        when the summary states a value no source holds: ``unsupported`` names each,
+        ``runtime/stated.py``), the claims of ``writer`` (who wrote it: a surface or agent
+        name; default ``api``). Such a memory goes to a model
         labelled as the writer's assertion and never supersedes the extractor's memory of a
         result (naming one in ``supersedes`` is refused, naming the key).
 
@@ -506,8 +508,8 @@ class Runtime(RuntimeReads):
                 k, as_facts = memories.account_facts(self, conversation, facts, k,
                                                      stamped=at is None, observed_at=observed_at)
             owner = next((r for r in resolved if r.participant_id is not None), resolved[0])
-            asserted, implicit = memories.supersession(self, conversation, memory, kind,
-                                                       resolved, facts, supersedes)
+            asserted, claims, implicit = memories.supersession(
+                self, conversation, memory, kind, resolved, facts, summary, supersedes)
             links = memories.memory_links(conversation, memory, k, supersedes, conflicts_with,
                                           implicit)
             if kind == "user":
@@ -519,7 +521,7 @@ class Runtime(RuntimeReads):
                     self, conversation, memory, k, resolved, owner, summary, facts, freshness,
                     observed_at, stale_after, revalidate_with, confidence, confidence_source,
                     confidence_reason, (*supersedes, *implicit), conflicts_with, privacy,
-                    visibility, writer or "api", asserted)
+                    visibility, writer or "api", asserted, claims)
             if as_facts is not None:  # refused by the kernel: nothing of the memory is written
                 from vigente.runtime.user_memory import write_facts
 
