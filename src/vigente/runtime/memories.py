@@ -27,7 +27,7 @@ from vigente.records.runtime import (
 )
 from vigente.runtime.arguments import one_of, string_list, utf8_text
 from vigente.runtime.artifact_memory import decodes_to, parse_exact, reading, unheld
-from vigente.runtime.redact import Redaction, redact_content
+from vigente.runtime.redact import redact_extraction
 from vigente.time import MAX_MICROS, Instant, TimeLike
 
 if TYPE_CHECKING:
@@ -56,20 +56,16 @@ def derived_memory(rt: Runtime, artifact: ToolArtifact, arguments: bytes, result
                    ) -> ToolMemory | None:
     """The memory ``rt``'s extractor derives from a successful result (None: it derives
     none)."""
-    # the extractor reads the result with its credentials taken out (runtime/redact.py):
-    # a memory is model-facing; the artifact keeps the raw bytes for the audit
-    redactions: tuple[Redaction, ...] = ()
-    if artifact.result_ref.encoding != "binary":
-        text, redactions = redact_content(result.decode("utf-8"),
-                                          artifact.result_ref.encoding)
-        if redactions:
-            result = text.encode("utf-8")
     with reading(result):  # the result is parsed once, for all three
         extraction = rt.extractor.extract(artifact.tool_name, artifact.status,
                                           arguments, result)
         if extraction is None:
             return None
         parsed = parse_exact(result)
+        # the extractor reads the result as it was (so a `KEY=sk_live_…` line parses as the
+        # result wrote it), and what it derived has its credentials taken out
+        # (runtime/redact.py): a memory is model-facing; the artifact keeps the raw bytes
+        extraction, redactions = redact_extraction(extraction)
         lossless = (bool(extraction.facts) and not redactions
                     and decodes_to(extraction.facts, result))
     freshness = "scoped"

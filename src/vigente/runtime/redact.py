@@ -64,8 +64,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 __all__ = ["CARD_FIELDS", "RAW_ARGUMENTS", "RULES", "SECRET_FIELDS", "Redaction", "Rule",
-           "card_number", "redact_arguments", "redact_content", "redact_json", "redact_memory",
-           "redact_text", "redact_value"]
+           "card_number", "redact_arguments", "redact_content", "redact_extraction",
+           "redact_json", "redact_memory", "redact_message", "redact_record", "redact_text",
+           "redact_value"]
 
 #: The key under which the runtime keeps a call's arguments as the model wrote them (a JSON
 #: text, redacted in place like a result).
@@ -743,7 +744,81 @@ def _redact_content(text: str, encoding: str) -> tuple[str, tuple[Redaction, ...
     return redact_text(text)
 
 
+def _notes(node: Any) -> tuple[dict[str, tuple[str, ...]], list[Redaction]]:
+    """A record's ``limit_notes`` and ``ambiguity_notes`` that change when redacted."""
+    changes: dict[str, tuple[str, ...]] = {}
+    found: list[Redaction] = []
+    for name in ("limit_notes", "ambiguity_notes"):
+        notes = getattr(node, name, None) or ()
+        shown = []
+        for n, note in enumerate(notes):
+            text, here = redact_text(note, f"{name}[{n}]")
+            shown.append(text)
+            found += here
+        if tuple(shown) != tuple(notes):
+            changes[name] = tuple(shown)
+    return changes, found
+
+
+def redact_extraction(extraction: Any) -> tuple[Any, tuple[Redaction, ...]]:
+    """What an extractor derived from a result as it was (an
+    :class:`~vigente.runtime.artifact_memory.Extraction`), with its credentials taken out:
+    the facts value by value (paths as the result's: ``integration.password``), the summary
+    (``summary``) and the notes. The facts are parsed from the original text, so a marker
+    never splits a ``key: value`` line."""
+    facts, in_facts = redact_value(extraction.facts)
+    summary, in_summary = redact_text(extraction.summary, "summary")
+    changes, in_notes = _notes(extraction)
+    found = (*in_facts, *in_summary, *in_notes)
+    if not found:
+        return extraction, ()
+    return replace(extraction, facts=facts, summary=summary, **changes), found
+
+
 _MEMORIES: dict[int, tuple[Any, Any, tuple[Redaction, ...]]] = {}
+_RECORDS: dict[int, tuple[Any, Any, tuple[Redaction, ...]]] = {}
+
+
+def redact_record(node: Any) -> tuple[Any, tuple[Redaction, ...]]:
+    """A message, a tool call or a checkpoint as a model may see it: a message's ``content``
+    (a JSON text in place, else line by line: paths ``content``, ``content.a.b``), a call's
+    ``arguments`` (``arguments.password``; its raw text in place), a checkpoint's ``state``
+    (``state.…``); a memory by :func:`redact_memory`. Without a credential, ``node`` itself
+    comes back (remembered by node: nodes are immutable)."""
+    kind = getattr(node, "KIND", "")
+    if kind in ("memory", "user_memory"):
+        return redact_memory(node)
+    found = _RECORDS.get(id(node))
+    if found is not None and found[0] is node:
+        return found[1], found[2]
+    out: Any = node
+    redactions: tuple[Redaction, ...] = ()
+    if kind == "message":
+        text, redactions = redact_message(node.content)
+        if redactions:
+            out = replace(node, content=text)
+    elif kind == "tool_call":
+        arguments, redactions = redact_arguments(node.arguments)
+        if redactions:
+            out = replace(node, arguments=arguments)
+    elif kind == "checkpoint":
+        state, redactions = redact_value(node.state, "state")
+        if redactions:
+            out = replace(node, state=state)
+    if len(_RECORDS) >= _CACHE_LIMIT:
+        _RECORDS.clear()
+    _RECORDS[id(node)] = (node, out, redactions)
+    return out, redactions
+
+
+def redact_message(text: str, path: str = "content") -> tuple[str, tuple[Redaction, ...]]:
+    """A message's text as a model or a client may read it: a JSON text redacted in place
+    (paths below ``path``), any other text by the text rules (paths ``path``)."""
+    if text.lstrip()[:1] in ("{", "["):
+        redacted = redact_json(text, path)
+        if redacted is not None:
+            return redacted
+    return redact_text(text, path)
 
 
 def redact_memory(node: Any) -> tuple[Any, tuple[Redaction, ...]]:
@@ -757,18 +832,7 @@ def redact_memory(node: Any) -> tuple[Any, tuple[Redaction, ...]]:
         return found[1], found[2]
     summary, in_summary = redact_text(node.summary, "summary")
     facts, in_facts = redact_value(node.facts, "facts")
-    changes: dict[str, Any] = {}
-    in_notes: list[Redaction] = []
-    for name in ("limit_notes", "ambiguity_notes"):
-        notes = getattr(node, name, None)
-        if notes:
-            shown = []
-            for n, note in enumerate(notes):
-                text, found_here = redact_text(note, f"{name}[{n}]")
-                shown.append(text)
-                in_notes += found_here
-            if tuple(shown) != tuple(notes):
-                changes[name] = tuple(shown)
+    changes, in_notes = _notes(node)
     earlier = tuple(Redaction(r["rule"], r["path"]) for r in getattr(node, "redactions", ()))
     out = node
     if in_summary or in_facts or changes:
