@@ -27,7 +27,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from tests.http_server import running, tool_text
 from tests.test_mcp import _run, _vigente_command
-from vigente import Vigente
+from vigente import InvalidInput, Vigente
 from vigente.application.runtime import apply_events
 from vigente.assemble import FORMATS
 from vigente.http import ServiceConfig, create_app
@@ -205,7 +205,8 @@ def secret_field(draw: Any) -> tuple[str, str, list[str]]:
     """``{"password": …}`` (any string or number), replaced whole."""
     key = draw(st.sampled_from(["password", "api_key", "client_secret", "cvv", "Authorization",
                                 "x-api-key"]))
-    value = draw(st.one_of(alnum.map(lambda s: json.dumps(s)), st.integers(10**11, 10**12).map(str)))
+    value = draw(st.one_of(alnum.map(lambda s: json.dumps(s)),
+                           st.integers(10**11, 10**12).map(str)))
     space = draw(SPACE)
     secret = json.loads(value) if value.startswith('"') else value
     return (f'{{"{key}":{space}{value}}}', f'{{"{key}":{space}"[redacted:secret_field]"}}',
@@ -449,6 +450,30 @@ def test_a_secret_in_any_record_never_reaches_a_request_or_a_read(vg: Vigente) -
     [artifact] = vg.runtime.artifacts("c1", conversation=C)
     raw_result = vg.runtime.artifact_content(artifact).decode()
     assert SECRETS["result_password"] in raw_result and "10.50" in raw_result
+
+
+def test_a_credential_is_never_a_user_memory_fact_nor_an_account_statement(vg: Vigente
+                                                                          ) -> None:
+    """A credential the user typed is no user memory's fact (the extractor's proposal loses
+    it, its summary is redacted), and a writer's user memory recorded as the account's facts
+    with one is refused, nothing written: a statement is read by every model that asks."""
+    token = "sk-ant-" + "F4v0r1te" * 3
+    apply_events(vg, [
+        dict(event="conversation", id=C, account="acct", at=T0),
+        dict(event="participant", conversation=C, id="agent", model="gpt-4o"),
+        dict(event="branch", conversation=C, id="main"),
+        dict(event="message", conversation=C, id="u1", branch="main", role="user",
+             content=f"My name is Mia Li. My favorite key is {token}."),
+    ])
+    found = vg.runtime.extract_user_memories(C, record_as_fact=True)
+    [memory] = found.memories
+    assert memory.facts == {"name": "Mia Li"}
+    assert token not in memory.summary
+    before = len(vg.runtime.graph(C).nodes)
+    with pytest.raises(InvalidInput, match="holds a credential"):
+        vg.runtime.record_memory(C, "m2", sources=["u1"], kind="user", summary="key",
+                                 facts={"api_key": token}, record_as_fact=True)
+    assert len(vg.runtime.graph(C).nodes) == before
 
 
 # -- over HTTP and through the real MCP client: a client and a hostile model -------------------

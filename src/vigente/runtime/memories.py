@@ -27,7 +27,7 @@ from vigente.records.runtime import (
 )
 from vigente.runtime.arguments import one_of, string_list, utf8_text
 from vigente.runtime.artifact_memory import decodes_to, parse_exact, reading, unheld
-from vigente.runtime.redact import redact_extraction
+from vigente.runtime.redact import redact_extraction, redact_value
 from vigente.time import MAX_MICROS, Instant, TimeLike
 
 if TYPE_CHECKING:
@@ -148,6 +148,13 @@ def account_facts(rt: Runtime, conversation: str, facts: Mapping[str, Any], k: I
     (``runtime/user_memory.py``)."""
     from vigente.runtime.user_memory import fact_statements, fact_time
 
+    for key, value in facts.items():  # a statement is read by every model that asks
+        found = redact_value(value, str(key))[1]
+        if found:
+            raise InvalidInput(
+                f"fact {key!r} holds a credential ({found[0].rule}): a credential is never "
+                "recorded as an account's fact; leave it out, or record the memory without "
+                "record_as_fact")
     (home,) = rt.store.runtime_conversations(ids=[conversation])
     k = fact_time(rt.store, home.account, list(facts), k, stamped=stamped)
     return k, fact_statements(
