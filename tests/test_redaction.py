@@ -452,6 +452,28 @@ def test_a_secret_in_any_record_never_reaches_a_request_or_a_read(vg: Vigente) -
     assert SECRETS["result_password"] in raw_result and "10.50" in raw_result
 
 
+def test_a_derived_memory_restates_no_secret_its_facts_lost(vg: Vigente) -> None:
+    """A secret field only the facts' rules know (an ``otp`` in a text result, a ``pin`` in
+    the call's arguments) is in no part of the derived memory: not its facts, not the summary
+    the extractor wrote from the result and the arguments."""
+    apply_events(vg, [
+        dict(event="conversation", id=C, account="acct", at=T0),
+        dict(event="participant", conversation=C, id="agent", model="gpt-4o"),
+        dict(event="branch", conversation=C, id="main"),
+        dict(event="run", conversation=C, id="r1", branch="main", participant="agent",
+             mode="chat"),
+        dict(event="tool_call", conversation=C, id="c1", run="r1", name="send_otp",
+             arguments={"user": "mia", "pin": "4821"}),
+        dict(event="tool_result", conversation=C, call="c1", status="succeeded",
+             content="otp: 839201"),
+    ])
+    [memory] = vg.runtime.graph(C).of_kind("memory")
+    text = json.dumps([memory.summary, memory.facts, memory.limit_notes])
+    assert "839201" not in text and "4821" not in text, text
+    assert memory.facts == {"otp": "[redacted:secret_field]"}
+    assert "mia" in memory.summary
+
+
 def test_a_credential_is_never_a_user_memory_fact_nor_an_account_statement(vg: Vigente
                                                                           ) -> None:
     """A credential the user typed is no user memory's fact (the extractor's proposal loses

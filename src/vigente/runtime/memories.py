@@ -27,7 +27,7 @@ from vigente.records.runtime import (
 )
 from vigente.runtime.arguments import one_of, string_list, utf8_text
 from vigente.runtime.artifact_memory import decodes_to, parse_exact, reading, unheld
-from vigente.runtime.redact import redact_extraction, redact_value
+from vigente.runtime.redact import redact_bytes, redact_extraction, redact_value
 from vigente.time import MAX_MICROS, Instant, TimeLike
 
 if TYPE_CHECKING:
@@ -56,16 +56,24 @@ def derived_memory(rt: Runtime, artifact: ToolArtifact, arguments: bytes, result
                    ) -> ToolMemory | None:
     """The memory ``rt``'s extractor derives from a successful result (None: it derives
     none)."""
+    shown_args, in_args = redact_bytes(arguments, artifact.arguments_ref.encoding, "arguments")
+    shown_result, in_result = redact_bytes(result, artifact.result_ref.encoding)
     with reading(result):  # the result is parsed once, for all three
         extraction = rt.extractor.extract(artifact.tool_name, artifact.status,
                                           arguments, result)
         if extraction is None:
             return None
         parsed = parse_exact(result)
-        # the extractor reads the result as it was (so a `KEY=sk_live_…` line parses as the
-        # result wrote it), and what it derived has its credentials taken out
-        # (runtime/redact.py): a memory is model-facing; the artifact keeps the raw bytes
-        extraction, redactions = redact_extraction(extraction)
+        # a memory is model-facing (runtime/redact.py; the artifact keeps the raw bytes): its
+        # facts are read from the result as it was (a `KEY=sk_live_…` line parses as the
+        # result wrote it), each value redacted; its summary and notes are written from the
+        # arguments and result with their credentials taken out
+        shown = None
+        if in_args or in_result:
+            shown = rt.extractor.extract(artifact.tool_name, artifact.status, shown_args,
+                                         shown_result) or extraction
+        extraction, found = redact_extraction(extraction, shown)
+        redactions = tuple(dict.fromkeys((*in_result, *in_args, *found)))
         lossless = (bool(extraction.facts) and not redactions
                     and decodes_to(extraction.facts, result))
     freshness = "scoped"

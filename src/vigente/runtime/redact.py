@@ -64,7 +64,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 __all__ = ["CARD_FIELDS", "RAW_ARGUMENTS", "RULES", "SECRET_FIELDS", "Redaction", "Rule",
-           "card_number", "redact_arguments", "redact_content", "redact_extraction",
+           "card_number", "redact_arguments", "redact_bytes", "redact_content", "redact_extraction",
            "redact_json", "redact_memory", "redact_message", "redact_record", "redact_text",
            "redact_value"]
 
@@ -268,7 +268,7 @@ RULES: tuple[Rule, ...] = (
     Rule("url_password", re.compile(
         r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@\[\]]+:([^\s@/\[\]]+)@"), 1),
     Rule("password_field", re.compile(
-        r"(?i)" + _KEY_PREFIX + r"(?:password|passwd|passphrase|pwd|cvv2?|cvc2?)"
+        r"(?i)" + _KEY_PREFIX + r"(?:password|passwd|passphrase|passcode|pwd|pin|cvv2?|cvc2?)"
         + _KEY_SUFFIX + _VALUE), 1, _any_value),
     Rule("secret_assignment", re.compile(
         r"(?i)" + _KEY_PREFIX
@@ -646,14 +646,22 @@ def _frame_card(value: Any) -> bool:
     return False
 
 
+#: A value a rule took whole: (its text, the rule, the marker), to take out where a text
+#: restates it (an extractor's summary of its facts).
+_Taken = tuple[str, str, str]
+
+
 def _walk(value: Any, path: str, key: str, frame_card: bool, inherited: bool,
-          add: Callable[[Redaction], None]) -> Any:
+          add: Callable[[Redaction], None], take: Callable[[_Taken], None] | None = None
+          ) -> Any:
     """``value`` under ``key`` (in a container whose neighbours say card: ``frame_card``)."""
     card = _says_card(key, frame_card)
     if isinstance(value, str):
         whole = _scalar_marker(key, "string", value, card)
         if whole is not None:
             add(Redaction(whole[0], path or "$"))
+            if take is not None:
+                take((value, *whole))
             return whole[1]
         if key == RAW_ARGUMENTS:
             redacted = redact_json(value, _parent(path))
@@ -670,6 +678,8 @@ def _walk(value: Any, path: str, key: str, frame_card: bool, inherited: bool,
         whole = _scalar_marker(key, "number", number, card)
         if whole is not None:
             add(Redaction(whole[0], path or "$"))
+            if take is not None:
+                take((number, *whole))
             return whole[1]
         return value
     if isinstance(value, Mapping):
@@ -682,14 +692,28 @@ def _walk(value: Any, path: str, key: str, frame_card: bool, inherited: bool,
             where = _child(path, shown)
             for r in in_key:
                 add(Redaction(r.rule, where))
-            out[shown if in_key else k] = _walk(item, where, name, here, below, add)
+            out[shown if in_key else k] = _walk(item, where, name, here, below, add, take)
         return out
     if isinstance(value, list | tuple):
         below = inherited or _names_card(key)
         here = below or _frame_card(value)
-        items = [_walk(v, _child(path, n), key, here, below, add) for n, v in enumerate(value)]
+        items = [_walk(v, _child(path, n), key, here, below, add, take)
+                 for n, v in enumerate(value)]
         return items if isinstance(value, list) else tuple(items)
     return value
+
+
+def _scrub(text: str, taken: list[_Taken], path: str) -> tuple[str, list[Redaction]]:
+    """``text`` without the values a rule took whole elsewhere (a PIN's ``1234`` restated in a
+    summary as ``pin=1234``), each where it stands as a word."""
+    found: list[Redaction] = []
+    for value, rule, marker in dict.fromkeys(taken):
+        if len(value.strip()) < 3 or value not in text:
+            continue
+        pattern = re.compile(r"(?<![A-Za-z0-9])" + re.escape(value) + r"(?![A-Za-z0-9])")
+        text, n = pattern.subn(marker.replace("\\", r"\\"), text)  # (a literal)
+        found += [Redaction(rule, path)] * n
+    return text, found
 
 
 def _parent(path: str) -> str:
@@ -760,19 +784,49 @@ def _notes(node: Any) -> tuple[dict[str, tuple[str, ...]], list[Redaction]]:
     return changes, found
 
 
-def redact_extraction(extraction: Any) -> tuple[Any, tuple[Redaction, ...]]:
+def redact_extraction(extraction: Any, shown: Any = None) -> tuple[Any, tuple[Redaction, ...]]:
     """What an extractor derived from a result as it was (an
-    :class:`~vigente.runtime.artifact_memory.Extraction`), with its credentials taken out:
-    the facts value by value (paths as the result's: ``integration.password``), the summary
-    (``summary``) and the notes. The facts are parsed from the original text, so a marker
-    never splits a ``key: value`` line."""
-    facts, in_facts = redact_value(extraction.facts)
-    summary, in_summary = redact_text(extraction.summary, "summary")
-    changes, in_notes = _notes(extraction)
-    found = (*in_facts, *in_summary, *in_notes)
-    if not found:
+    :class:`~vigente.runtime.artifact_memory.Extraction`), with its credentials taken out: the
+    facts value by value (paths as the result's: ``integration.password``), so a marker never
+    splits a ``key: value`` line they were parsed from; the summary (``summary``) and notes of
+    ``shown`` — the extraction of the result and arguments with their credentials taken out,
+    when there were any — else of ``extraction``, by the text rules and without any value the
+    facts' rules took whole."""
+    found: list[Redaction] = []
+    taken: list[_Taken] = []
+    facts = _walk(extraction.facts, "", "", False, False, found.append, taken.append)
+    source = extraction if shown is None else shown
+    summary, in_summary = _scrub(source.summary, taken, "summary")
+    summary, more = redact_text(summary, "summary")
+    notes: dict[str, tuple[str, ...]] = {}
+    for name in ("limit_notes", "ambiguity_notes"):
+        texts = []
+        for n, note in enumerate(getattr(source, name, None) or ()):
+            text, here = _scrub(note, taken, f"{name}[{n}]")
+            text, also = redact_text(text, f"{name}[{n}]")
+            texts.append(text)
+            in_summary += [*here, *also]
+        notes[name] = tuple(texts)
+    everything = (*found, *in_summary, *more)
+    if not everything and shown is None:
         return extraction, ()
-    return replace(extraction, facts=facts, summary=summary, **changes), found
+    return replace(source, facts=facts if found else extraction.facts, summary=summary,
+                   **notes), everything
+
+
+def redact_bytes(data: bytes, encoding: str, path: str = ""
+                 ) -> tuple[bytes, tuple[Redaction, ...]]:
+    """Raw call arguments or a result as a model may read them (``binary``: as they are): a
+    JSON text in place (paths below ``path``), any other text by the text rules. Without a
+    credential, ``data`` itself comes back."""
+    if encoding == "binary":
+        return data, ()
+    text = data.decode("utf-8")
+    redacted = redact_json(text, path) if encoding == "json" or \
+        text.lstrip()[:1] in ("{", "[") else None
+    if redacted is None:
+        redacted = redact_text(text, path)
+    return (data, ()) if not redacted[1] else (redacted[0].encode("utf-8"), redacted[1])
 
 
 _MEMORIES: dict[int, tuple[Any, Any, tuple[Redaction, ...]]] = {}
