@@ -57,6 +57,7 @@ card-number rule that keeps the last four digits. Sources of the patterns:
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Mapping
@@ -154,12 +155,25 @@ def _cards(run: str, offset: int) -> list[tuple[int, int, str]]:
 
 #: Words that say a number is a payment card (in a key, a neighbouring value, or the text
 #: around it), in the languages of the seeds and the common card networks.
-_CARD_WORDS = re.compile(
-    r"(?i)card|carta|tarjeta|karte|carte|cart[aã]o|kaart|\bvisa\b|master ?card|\bamex\b|"
+_CARD_WORDS = re.compile(  # (on a lowercased text: a case-insensitive pattern is far slower)
+    r"card|carta|tarjeta|karte|carte|cart[aã]o|kaart|\bvisa\b|master ?card|\bamex\b|"
     r"american express|\bdiscover\b|\bjcb\b|\bdiners\b|union ?pay|\bmaestro\b|\bpan\b|\bcc\b|"
     r"\bccn\b|credit|debit|\bcvv|\bcvc|\bexp(?:iry|ires|iration)?\b|scadenza|信用卡|银行卡|卡号|"
     r"\bpa(?:y|ys|id|ying) (?:with|by)\b|\b(?:charged|billed) to\b"
 )
+
+
+def _says_card_words(text: str) -> bool:
+    """Does ``text`` hold a word that says card?"""
+    return _CARD_WORDS.search(text.lower()) is not None
+
+
+@functools.lru_cache(maxsize=8_192)
+def _short_says_card(value: str) -> bool:
+    """:func:`_says_card_words` of a short value (they repeat: remembered)."""
+    return _says_card_words(value)
+
+
 # after a number: a card word, an expiry (MM/YY, MM/YYYY) or a CVV
 _CARD_AFTER = re.compile(r"(?:\b(?:0[1-9]|1[0-2])/(?:\d\d){1,2}\b)")
 _BEFORE, _AFTER = 40, 24
@@ -173,8 +187,9 @@ def _words(key: str) -> str:
     return re.sub(r"[_\-.]+", " ", re.sub(r"([a-z])([A-Z])", r"\1 \2", key)).lower()
 
 
+@functools.lru_cache(maxsize=4_096)
 def _names_card(key: str) -> bool:
-    return _CARD_WORDS.search(_words(key)) is not None
+    return _CARD_WORDS.search(_words(key)) is not None  # (_words lowercases)
 
 
 def _near_card_words(text: str, a: int, b: int) -> bool:
@@ -185,7 +200,7 @@ def _near_card_words(text: str, a: int, b: int) -> bool:
     end = min(len(text), b + _AFTER)
     line_end = text.find("\n", b, end)
     after = text[b:line_end if line_end >= 0 else end]
-    return bool(_CARD_WORDS.search(before) or _CARD_WORDS.search(after)
+    return bool(_says_card_words(before) or _says_card_words(after)
                 or _CARD_AFTER.search(after))
 
 
@@ -297,20 +312,39 @@ CARD_FIELDS = frozenset({"cardnumber", "creditcardnumber", "debitcardnumber", "p
                          "primaryaccountnumber", "ccnumber", "cardno", "ccn", "cardnum",
                          "numerocarta", "numerotarjeta", "kartennummer"})
 
-# A cheap first look (case-insensitive, wider than the rules): a text matching none of these
-# holds no credential of the rules above; a JSON text matching none of ``_SUSPECT_DOC`` holds
-# none of the fields' either.
-_SUSPECT = re.compile(
-    r"(?i)private|ey[a-z0-9_-]{15,}\.|a3t|akia|asia|abia|acca|gh[pousr]_|github_pat_|glpat-|"
-    r"xox[abposr]-|hooks\.slack|[sr]k_(?:live|test|prod)_|whsec_|sk-|aiza|npm_|pypi-|hf_|sg\.|"
-    r"do[por]_v1_|shp(?:at|ca|pa|ss)_|accountkey|bearer|authori|://[^\s/@]+:[^\s@/]+@|"
-    r"\d(?:[ -]?\d){12}|pass|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|auth[_-]?key|"
-    r"credential|sig|cvv|cvc"
+# A cheap first look, wider than the rules: a text none of these literals (in its lowercase
+# form) and patterns finds holds no credential of the rules above; a JSON text none of the
+# document's find holds none of the fields' either. (Literal alternatives over a lowercased
+# text, not one case-insensitive pattern: about 20 times faster on a large result.)
+_TEXT_WORDS = (
+    "private", "hooks.slack", "accountkey", "bearer", "authori", "password", "passwd",
+    "passphrase", "passcode", "secret", "token", "api_", "api-", "apikey", "access_", "access-",
+    "accesskey", "auth_", "auth-", "authkey", "credential", "signature", "cvv", "cvc",
+    # provider prefixes (lowercased: a superset of the case-sensitive rules)
+    "akia", "asia", "abia", "acca", "a3t", "ghp_", "gho_", "ghu_", "ghs_", "ghr_",
+    "github_pat_", "glpat-", "xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "k_live_",
+    "k_test_", "k_prod_", "whsec_", "sk-", "aiza", "npm_", "pypi-", "hf_", "sg.", "_v1_",
+    "shpat_", "shpca_", "shppa_", "shpss_",
 )
-_SUSPECT_DOC = re.compile(
-    _SUSPECT.pattern + r"|\d(?:[ -]?\d){11}|p.?w.?d|key|pin|otp|mfa|cookie|session|security|"
-    r"connection"
-)
+_DOC_WORDS = (*_TEXT_WORDS, "key", "otp", "mfa", "cookie", "session", "security", "pin",
+              "pwd", "pass", "connection", "p_w_d", "p-w-d", "p w d")
+_LITERALS = re.compile("|".join(map(re.escape, _TEXT_WORDS))
+                       + r"|(?:pin|pwd|pass)[\"']?\s*[:=]")
+_DOC_LITERALS = re.compile("|".join(map(re.escape, _DOC_WORDS)))
+_JWT_OR_URL = re.compile(r"ey[A-Za-z0-9_-]{15,}\.|://[^\s/@]+:[^\s@/]+@")
+_DIGIT_RUN = re.compile(r"[0-9][0-9 -]{11,}")  # (a superset of a card's or a card field's)
+
+
+def _suspect(text: str) -> bool:
+    """Might ``text`` hold a credential of the text rules?"""
+    return (_LITERALS.search(text.lower()) is not None or _JWT_OR_URL.search(text) is not None
+            or _DIGIT_RUN.search(text) is not None)
+
+
+def _suspect_document(text: str) -> bool:
+    """Might a JSON ``text`` hold a credential of the text rules or the fields'?"""
+    return (_DOC_LITERALS.search(text.lower()) is not None
+            or _JWT_OR_URL.search(text) is not None or _DIGIT_RUN.search(text) is not None)
 
 
 def _line(text: str, at: int) -> str:
@@ -355,7 +389,7 @@ def redact_text(text: str, path: str = "", *, card_context: bool = False
     a card number in it needs no card word beside it. Spans are found in the original text,
     earlier rules first (a span an earlier rule took is not matched again). Without a
     credential, ``text`` itself comes back."""
-    if not _SUSPECT.search(text):
+    if not _suspect(text):
         return text, ()
     spans = _spans(text, card_context)
     if not spans:
@@ -364,6 +398,7 @@ def redact_text(text: str, path: str = "", *, card_context: bool = False
                                        for a, _, rule, _ in spans)
 
 
+@functools.lru_cache(maxsize=4_096)
 def _field(key: str) -> str:
     return re.sub(r"[\s_-]", "", key.lower())
 
@@ -461,7 +496,11 @@ def _decode(token: str) -> tuple[str, list[int]]:
     return "".join(out), at
 
 
-@dataclass
+# span, kind, key, the path of its object or array (None: the text's root), its key or index
+_Item = tuple[int, int, str, str, "str | None", "int | str"]
+
+
+@dataclass(slots=True)
 class _Frame:
     """An object or array being read: its path, the key it sits under, its keys and short
     string values (what says "card"), and the scalars decided when it closes."""
@@ -474,7 +513,35 @@ class _Frame:
     expect_key: bool = True
     current: str = ""  # the key of the value being read (objects)
     names_card: bool = False  # a key or short value of this object or array says card
-    pending: list[tuple[int, int, str, str, str]] = field(default_factory=list)
+    pending: list[_Item] = field(default_factory=list)
+
+
+
+
+@functools.lru_cache(maxsize=4_096)
+def _key_info(token: str) -> tuple[str, str, tuple[tuple[int, int, str, str], ...], bool]:
+    """A key's token read once per text (keys repeat): its value, its value as shown, the
+    spans to replace in the token (start, end, rule, escaped marker), whether it says card."""
+    key, offsets = _decode(token)
+    spans = _spans(key, False) if _suspect(key) else []
+    edits = tuple((offsets[a], offsets[b], rule, _escaped(marker)) for a, b, rule, marker in spans)
+    return key, _splice(key, spans) if spans else key, edits, _names_card(key)
+
+
+def _matters(kind: str, token: str, key: str) -> bool:
+    """Might a scalar under ``key`` be redacted? (Most are not: they are not kept for later.)"""
+    name = _field(key)
+    if name in SECRET_FIELDS or name in CARD_FIELDS:
+        return True
+    if kind == "number":
+        return len(token) >= 13
+    return "\\" in token or (_short_suspect(token) if len(token) <= 64 else _suspect(token))
+
+
+@functools.lru_cache(maxsize=8_192)
+def _short_suspect(token: str) -> bool:
+    """:func:`_suspect` of a short token (they repeat: remembered)."""
+    return _suspect(token)
 
 
 class _Scan:
@@ -488,16 +555,16 @@ class _Scan:
 
     def run(self) -> None:
         text, stack = self.text, list[_Frame]()
-        pos, end = 0, len(text)
-        top: list[tuple[int, int, str, str, str]] = []
-        while True:
-            m = _TOKEN.match(text, pos)
-            if m is None or m.end() == pos:
+        top: list[_Item] = []
+        end = 0
+        for m in _TOKEN.finditer(text):
+            if m.end() == end:
                 break
-            pos = m.end()
-            string, punct, scalar = m.group(1), m.group(2), m.group(3)
+            end = m.end()
+            group = m.lastindex or 0
             frame = stack[-1] if stack else None
-            if punct is not None:
+            if group == 2:
+                punct = m.group(2)
                 if punct in "{[":
                     key, where = self._slot(frame)
                     card = frame is not None and (frame.inherited or _names_card(key))
@@ -510,23 +577,27 @@ class _Scan:
                     else:
                         frame.expect_key = True
                 continue
-            a, b = m.span(1) if string is not None else m.span(3)
-            if frame is not None and not frame.array and frame.expect_key:
-                self._key(frame, a, b, string or "")
-                continue
-            key, where = self._slot(frame)
-            kind = "string" if string is not None else "number"
-            if string is not None:
-                value, _ = _decode(string)
-                if len(value) <= 40 and _CARD_WORDS.search(value) and frame is not None:
+            token = m.group(group)
+            if group == 1:
+                if frame is not None and not frame.array and frame.expect_key:
+                    self._key(frame, m.start(1), token)
+                    continue
+                kind = "string"
+                if frame is not None and len(token) <= 42 and not frame.names_card \
+                        and _short_says_card(token if "\\" not in token else _decode(token)[0]):
                     frame.names_card = True
             else:
-                value = scalar or ""
-                if value[:1] not in "-0123456789":
+                kind = "number"
+                if token[:1] not in "-0123456789":
                     continue  # true, false, null, NaN, Infinity
-            item = (a, b, kind, key, where)
+            key = "" if frame is None else frame.key if frame.array else frame.current
+            if not _matters(kind, token, key):
+                continue
+            a, b = m.span(1 if kind == "string" else 3)
+            step: int | str = 0 if frame is None else frame.index if frame.array else key
+            item: _Item = (a, b, kind, key, None if frame is None else frame.path, step)
             (frame.pending if frame is not None else top).append(item)
-        if pos < end and text[pos:].strip():
+        if text[end:].strip():
             raise ValueError("not JSON text")  # (the caller parsed it first: never here)
         for item in top:
             self._decide(item, False)
@@ -539,21 +610,15 @@ class _Scan:
             return frame.key, _child(frame.path, frame.index)
         return frame.current, _child(frame.path, frame.current)
 
-    def _key(self, frame: _Frame, a: int, b: int, token: str) -> None:
+    def _key(self, frame: _Frame, a: int, token: str) -> None:
         """A key: redacted like a string, named in paths as redacted; it may say card."""
-        key, offsets = _decode(token)
-        shown = key
-        if _SUSPECT.search(key):
-            spans = _spans(key, False)
-            if spans:
-                shown = _splice(key, spans)
-                for s, e, rule, marker in spans:
-                    self.edits.append((a + offsets[s], a + offsets[e], _escaped(marker)))
-                    self.found.append((a + offsets[s],
-                                       Redaction(rule, _child(frame.path, shown))))
+        _, shown, edits, says_card = _key_info(token)
+        for s, e, rule, marker in edits:
+            self.edits.append((a + s, a + e, marker))
+            self.found.append((a + s, Redaction(rule, _child(frame.path, shown))))
         frame.current = shown
         frame.expect_key = False
-        if _names_card(key):
+        if says_card:
             frame.names_card = True
 
     def _close(self, frame: _Frame) -> None:
@@ -561,8 +626,9 @@ class _Scan:
         for item in frame.pending:
             self._decide(item, card)
 
-    def _decide(self, item: tuple[int, int, str, str, str], frame_card: bool) -> None:
-        a, b, kind, key, where = item
+    def _decide(self, item: _Item, frame_card: bool) -> None:
+        a, b, kind, key, above, step = item
+        where = self.path if above is None else _child(above, step)
         token = self.text[a:b]
         value, offsets = _decode(token) if kind == "string" else (token, [])
         card = _says_card(key, frame_card)
@@ -572,7 +638,7 @@ class _Scan:
             self.edits.append((a, b, json.dumps(marker, ensure_ascii=False)))
             self.found.append((a, Redaction(rule, where or "$")))
             return
-        if kind != "string" or not _SUSPECT.search(value):
+        if kind != "string" or not _suspect(value):
             return
         for s, e, rule, marker in _spans(value, card):
             self.edits.append((a + offsets[s], a + offsets[e], _escaped(marker)))
@@ -594,7 +660,7 @@ def redact_json(text: str, path: str = "") -> tuple[str, tuple[Redaction, ...]] 
     except (ValueError, RecursionError):
         return None
     # escapes can spell a credential the raw text does not show (``pass\u0077ord``)
-    if "\\" not in text and not _SUSPECT_DOC.search(text):
+    if "\\" not in text and not _suspect_document(text):
         return text, ()
     scan = _Scan(text, path)
     scan.run()
@@ -638,11 +704,10 @@ def _frame_card(value: Any) -> bool:
     """Do a container's keys or short string values say card?"""
     if isinstance(value, Mapping):
         return any(_names_card(str(k)) or (isinstance(v, str) and len(v) <= 40
-                                           and _CARD_WORDS.search(v) is not None)
+                                           and _short_says_card(v))
                    for k, v in value.items())
     if isinstance(value, list | tuple):
-        return any(isinstance(v, str) and len(v) <= 40 and _CARD_WORDS.search(v) is not None
-                   for v in value)
+        return any(isinstance(v, str) and len(v) <= 40 and _short_says_card(v) for v in value)
     return False
 
 
@@ -688,7 +753,7 @@ def _walk(value: Any, path: str, key: str, frame_card: bool, inherited: bool,
         out: dict[Any, Any] = {}
         for k, item in value.items():
             name = str(k)
-            shown, in_key = redact_text(name, "") if _SUSPECT.search(name) else (name, ())
+            shown, in_key = redact_text(name, "")
             where = _child(path, shown)
             for r in in_key:
                 add(Redaction(r.rule, where))
@@ -759,7 +824,7 @@ def redact_content(text: str, encoding: str, sha256: str | None = None
 
 
 def _redact_content(text: str, encoding: str) -> tuple[str, tuple[Redaction, ...]]:
-    if "\\" not in text and not _SUSPECT_DOC.search(text):
+    if "\\" not in text and not _suspect_document(text):
         return text, ()
     if encoding == "json" or text.lstrip()[:1] in ("{", "["):
         redacted = redact_json(text)
@@ -822,6 +887,8 @@ def redact_bytes(data: bytes, encoding: str, path: str = ""
     if encoding == "binary":
         return data, ()
     text = data.decode("utf-8")
+    if "\\" not in text and not _suspect_document(text):
+        return data, ()
     redacted = redact_json(text, path) if encoding == "json" or \
         text.lstrip()[:1] in ("{", "[") else None
     if redacted is None:
@@ -868,6 +935,8 @@ def redact_record(node: Any) -> tuple[Any, tuple[Redaction, ...]]:
 def redact_message(text: str, path: str = "content") -> tuple[str, tuple[Redaction, ...]]:
     """A message's text as a model or a client may read it: a JSON text redacted in place
     (paths below ``path``), any other text by the text rules (paths ``path``)."""
+    if "\\" not in text and not _suspect_document(text):
+        return text, ()
     if text.lstrip()[:1] in ("{", "["):
         redacted = redact_json(text, path)
         if redacted is not None:
