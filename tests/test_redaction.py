@@ -430,6 +430,12 @@ def test_a_secret_in_any_record_never_reaches_a_request_or_a_read(vg: Vigente) -
                               "note": "key [redacted:stripe_secret_key]", "amount": 10.5}
                              ).replace("10.5", "10.50")
     assert vg.assembly.rebuild(asm.id)["matches"] is True
+    # a caller's query holding a secret: explain shows it redacted (the record keeps it, so
+    # the rebuild recalls the same)
+    asked = vg.assembly.assemble(C, "main", "agent", as_of=FRESH, budget=300,
+                                 query=f"login with {SECRETS['arg_token']}")
+    _no_secret(json.dumps(vg.assembly.explain(asked.id), ensure_ascii=False), "explain query")
+    assert vg.assembly.rebuild(asked.id)["matches"] is True
     # what an API client reads
     graph = vg.runtime.graph(C)
     for content in (True, False):

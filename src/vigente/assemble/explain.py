@@ -37,13 +37,17 @@ def stored_record(store: Store, assembly_id: str) -> dict[str, Any]:
 
 def explained(assembly_id: str, record: dict[str, Any]) -> dict[str, Any]:
     """The stored record: what was included and how, what was omitted and why (the query a
-    caller gave as a client may read it: no credential, runtime/redact.py)."""
+    caller gave, and the recall's, as a client may read them: no credential,
+    runtime/redact.py)."""
     out = {
         "assembly_id": assembly_id,
         **{k: v for k, v in record.items() if k != "policy_document"},
     }
     if isinstance(out.get("query"), str):
         out["query"] = redact_text(out["query"], "query")[0]
+    recall = out.get("recall")
+    if isinstance(recall, dict) and isinstance(recall.get("query"), str):
+        out["recall"] = {**recall, "query": redact_text(recall["query"], "query")[0]}
     return out
 
 
