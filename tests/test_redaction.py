@@ -307,7 +307,7 @@ def test_inline_assignments_and_headers_are_named_rules() -> None:
         assert f"[redacted:{rule}]" in out
     # plain words after a keyword are not secrets
     for text in ("token: expired", "the secret: rotated weekly", "api_key: none",
-                 "password reset requested"):
+                 "password reset requested", "Password:\n\nEnter your name"):
         assert redact_text(text) == (text, ()), text
 
 

@@ -243,7 +243,7 @@ class Rule:
 # an identifier naming a secret in an assignment (``db_password``, ``AWS_SECRET_ACCESS_KEY``,
 # ``x-api-key``), before ``=`` or ``:`` (optionally quoted, as in JSON written as text)
 _KEY_PREFIX = r"(?<![A-Za-z0-9])(?:[A-Za-z0-9]+[_.-])*"
-_KEY_SUFFIX = r"(?:[_.-][A-Za-z0-9]+)*[\"']?\s*[:=]\s*[\"']?"
+_KEY_SUFFIX = r"(?:[_.-][A-Za-z0-9]+)*[\"']?[ \t]*[:=][ \t]*[\"']?"
 _VALUE = r"([^\s\"'&,;<>\[\]{}()]+)"
 
 #: Applied in order; a span an earlier rule took is not matched again, and a marker matches
@@ -278,7 +278,7 @@ RULES: tuple[Rule, ...] = (
     Rule("azure_storage_key", re.compile(r"(?i)\bAccountKey=([A-Za-z0-9+/]{86}==)"), 1),
     Rule("bearer_token", re.compile(r"(?i)\bbearer\s+([A-Za-z0-9._~+/-]{12,}=*)"), 1),
     Rule("authorization_header", re.compile(
-        r"(?i)(?<![A-Za-z0-9])(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?"
+        r"(?i)(?<![A-Za-z0-9])(?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]*[\"']?"
         r"(?:[A-Za-z][A-Za-z0-9_-]{0,20}\s+)?([^\s\"',;\[\]{}]{8,})"), 1, _any_value),
     Rule("url_password", re.compile(
         r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@\[\]]+:([^\s@/\[\]]+)@"), 1),
