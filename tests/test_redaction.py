@@ -504,6 +504,20 @@ def test_a_credential_is_never_a_user_memory_fact_nor_an_account_statement(vg: V
     assert len(vg.runtime.graph(C).nodes) == before
 
 
+def test_a_purge_forgets_what_redaction_remembered(vg: Vigente) -> None:
+    """Redaction remembers answers by content hash, by node, and the keys and short values it
+    read; a purge of the account forgets them all (invariant 8: nothing names its data)."""
+    from vigente.runtime import redact
+
+    apply_events(vg, secret_events())
+    vg.assembly.assemble(C, "main", "agent", as_of=FRESH)
+    assert redact._RECORDS and redact._key_info.cache_info().currsize
+    vg.runtime.purge_account("acct")
+    assert not redact._RECORDS and not redact._MEMORIES and not redact._CACHE
+    assert redact._key_info.cache_info().currsize == 0
+    assert redact._short_suspect.cache_info().currsize == 0
+
+
 # -- over HTTP and through the real MCP client: a client and a hostile model -------------------
 ADMIN_KEY = "redaction-admin-key-0123456789abcdef"
 

@@ -64,6 +64,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from vigente.records.runtime import when_forgotten
+
 __all__ = ["CARD_FIELDS", "RAW_ARGUMENTS", "RULES", "SECRET_FIELDS", "Redaction", "Rule",
            "card_number", "redact_arguments", "redact_bytes", "redact_content", "redact_extraction",
            "redact_json", "redact_memory", "redact_message", "redact_record", "redact_text",
@@ -965,3 +967,16 @@ def redact_memory(node: Any) -> tuple[Any, tuple[Redaction, ...]]:
         _MEMORIES.clear()
     _MEMORIES[id(node)] = (node, *answer)
     return answer
+
+
+def _forget() -> None:
+    """Forget every text remembered here (a purge forgets what it deleted): the answers by
+    content hash and by node, and the keys and short values remembered by the scanner."""
+    _CACHE.clear()
+    _MEMORIES.clear()
+    _RECORDS.clear()
+    for cached in (_key_info, _short_says_card, _short_suspect, _names_card, _field):
+        cached.cache_clear()
+
+
+when_forgotten(_forget)
