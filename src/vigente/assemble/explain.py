@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from vigente.assemble.gather import classify
 from vigente.assemble.units import KINDS
 from vigente.errors import InvalidInput
+from vigente.runtime.redact import redact_text
 
 if TYPE_CHECKING:
     from vigente.runtime.service import Runtime
@@ -35,11 +36,19 @@ def stored_record(store: Store, assembly_id: str) -> dict[str, Any]:
 
 
 def explained(assembly_id: str, record: dict[str, Any]) -> dict[str, Any]:
-    """The stored record: what was included and how, what was omitted and why."""
-    return {
+    """The stored record: what was included and how, what was omitted and why (the query a
+    caller gave, and the recall's, as a client may read them: no credential,
+    runtime/redact.py)."""
+    out = {
         "assembly_id": assembly_id,
         **{k: v for k, v in record.items() if k != "policy_document"},
     }
+    if isinstance(out.get("query"), str):
+        out["query"] = redact_text(out["query"], "query")[0]
+    recall = out.get("recall")
+    if isinstance(recall, dict) and isinstance(recall.get("query"), str):
+        out["recall"] = {**recall, "query": redact_text(recall["query"], "query")[0]}
+    return out
 
 
 # -- why_not -------------------------------------------------------------------------------

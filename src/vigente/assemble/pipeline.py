@@ -86,6 +86,7 @@ class Unit:
     content: str | None = None  # a tool exchange's result text, read after the checks
     restated: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (later call, paths it restated)
     redactions: tuple[Redaction, ...] = ()  # credentials taken out of what the model sees
+    call_redactions: tuple[Redaction, ...] = ()  # … out of a tool exchange's call (arguments)
 
 
 @dataclass(frozen=True, slots=True)

@@ -219,8 +219,11 @@ class Assembler:
         out = self._serialize(rnd, s.boundary, in_place, rounds, pol)
         timings["serialization"] = out.ms
         # 4. the record
+        stood_in = frozenset(
+            u.ref for m, u in in_place.items() if m in rnd.decided and rnd.decided[m].included
+        )
         record = self._record(s, pol, rnd, ranges, recall_note, query, out, rounds.tok.name,
-                              created, timings, started)
+                              created, timings, started, stood_in)
         assembly_id = "asm_" + uuid.uuid4().hex
         _observe(assembly_id, record, s.participants[participant].model, branch,
                  dict(s.boundary.ancestry), rnd.nodes, rnd.decided, rnd.trace_extra, ranges)
@@ -347,6 +350,7 @@ class Assembler:
         created: Instant,
         timings: dict[str, float],
         started: float,
+        stood_in: frozenset[str] = frozenset(),
     ) -> dict[str, Any]:
         """What is stored and what ``explain`` prints: every decision in graph order (the
         included, the omitted with their rule), the omission counts (below the read horizon
@@ -377,7 +381,7 @@ class Assembler:
             "included": included,
             "omitted": [d.as_dict() for d in decisions if not d.included],
             "omission_counts": _omission_counts(decisions, ranges),
-            "redactions": _redactions(decisions, rnd.units),
+            "redactions": _redactions(decisions, rnd.units, stood_in),
             "horizon": {"before_seq": rnd.since, "not_read": [r.as_dict() for r in ranges]},
             "recall": recall_note,
             "query": query,
@@ -457,21 +461,34 @@ def _omission_counts(decisions: Sequence[Decision], ranges: Sequence[Any]) -> di
     return counts
 
 
-# what the model sees of a unit's content, by kind: where a credential may have been taken out
+# what the model sees of a unit's own content, by kind and ``as``: where a credential may have
+# been taken out (a tool exchange's call is seen whenever the exchange is, or a memory stands
+# in its result's place)
 _SHOWN_AS = {
     "artifact": ("tool_exchange", "raw", "recovery"),
-    "memory": ("memory", "stale_marker"),
+    "memory": ("memory", "stale_marker", "recalled"),
+    "message": ("message", "instruction", "recalled"),
+    "checkpoint": ("checkpoint",),
 }
 
 
-def _redactions(decisions: Sequence[Decision], units: dict[str, Unit]) -> list[dict[str, Any]]:
-    """Each credential taken out of what the model saw: the rule and where, not the value."""
-    return [
-        {"ref": d.ref, **r.as_dict()}
-        for d in decisions
-        if d.included and d.ref in units and d.as_ in _SHOWN_AS.get(d.kind, ())
-        for r in units[d.ref].redactions
-    ]
+def _redactions(
+    decisions: Sequence[Decision], units: dict[str, Unit], stood_in: frozenset[str]
+) -> list[dict[str, Any]]:
+    """Each credential taken out of what the model saw: the rule and where, not the value.
+    ``stood_in``: the exchanges whose call went with a memory in its result's place."""
+    out: list[dict[str, Any]] = []
+    for d in decisions:
+        u = units.get(d.ref)
+        if u is None:
+            continue
+        found: tuple[Any, ...] = ()
+        if d.included and d.as_ in _SHOWN_AS.get(d.kind, ()):
+            found = u.redactions
+        if u.kind == "artifact" and (d.included or d.ref in stood_in):
+            found = (*u.call_redactions, *found)
+        out += [{"ref": d.ref, **r.as_dict()} for r in found]
+    return out
 
 
 def _inputs(

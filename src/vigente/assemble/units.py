@@ -23,7 +23,7 @@ from vigente.records.runtime import (
     ToolMemory,
     UserMemory,
 )
-from vigente.runtime.redact import redact_memory
+from vigente.runtime.redact import redact_memory, redact_record
 
 __all__ = ["KINDS", "candidate_units", "pipeline_context", "sole_exchange"]
 
@@ -56,9 +56,10 @@ def candidate_units(
 
 
 def _as_units(cands: Any) -> dict[str, Unit]:
-    """One unit per candidate: a message, a memory (as the model may see it: no credential,
-    runtime/redact.py), a skill state or checkpoint, and a tool exchange per call with its
-    artifacts (an artifact shared without its call: a reference to it)."""
+    """One unit per candidate: a message, a memory, a skill state or checkpoint, and a tool
+    exchange per call with its artifacts (an artifact shared without its call: a reference to
+    it). A message, a memory, a checkpoint and a call are as the model may see them: no
+    credential (runtime/redact.py)."""
     units: dict[str, Unit] = {}
     artifacts: dict[str, list[ToolArtifact]] = {}
     calls: dict[str, tuple[ToolCall, Any]] = {}
@@ -69,7 +70,8 @@ def _as_units(cands: Any) -> dict[str, Unit]:
         elif isinstance(n, ToolCall):
             calls[n.id] = (n, c)
         elif isinstance(n, Message):
-            units[n.id] = Unit(n.id, "message", n.seq, n, c.reach)
+            shown, redactions = redact_record(n)
+            units[n.id] = Unit(n.id, "message", n.seq, shown, c.reach, redactions=redactions)
         elif isinstance(n, ToolMemory | UserMemory):
             shown, redactions = redact_memory(n)
             units[n.id] = Unit(
@@ -83,7 +85,10 @@ def _as_units(cands: Any) -> dict[str, Unit]:
                 stale=c.stale,
                 redactions=redactions,
             )
-        elif isinstance(n, SkillState | ContinuationCheckpoint):
+        elif isinstance(n, ContinuationCheckpoint):
+            shown, redactions = redact_record(n)
+            units[n.id] = Unit(n.id, n.KIND, n.seq, shown, c.reach, redactions=redactions)
+        elif isinstance(n, SkillState):
             units[n.id] = Unit(n.id, n.KIND, n.seq, n, c.reach)
     hidden_results = {n.target_id for n, _ in cands.hidden if n.KIND == "artifact"}
     for cid, (call, c) in calls.items():
@@ -91,7 +96,9 @@ def _as_units(cands: Any) -> dict[str, Unit]:
         if not found and cid in hidden_results:
             continue  # its result is kept from the model (audit only): decided by _hidden
         status = found[-1].status if found else "pending"
-        units[cid] = Unit(cid, "artifact", call.seq, call, c.reach, found, status)
+        shown, redactions = redact_record(call)
+        units[cid] = Unit(cid, "artifact", call.seq, shown, c.reach, found, status,
+                          call_redactions=redactions)
     # artifacts whose call is not a candidate (an artifact shared alone): a reference
     for cid, alone in artifacts.items():
         a = alone[-1]

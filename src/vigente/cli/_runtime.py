@@ -24,6 +24,7 @@ from vigente.kernel.statement import moment
 from vigente.runtime import Graph
 from vigente.runtime.events import RuntimeImportReport
 from vigente.runtime.openai import PARTICIPANT as OPENAI_PARTICIPANT
+from vigente.runtime.redact import redact_record
 from vigente.runtime.retention import GCReport, PurgeReport
 
 _emit = emit_json
@@ -108,6 +109,7 @@ def _print_graph(graph: Graph, known_now: bool) -> None:
     out.print(f"conversation {c.id} · account {c.account} · as known {when}", markup=False)
     table = Table("seq", "kind", "id", "branch", "owner", "detail", "known from")
     for node in graph.nodes:
+        node, _ = redact_record(node)  # as a client may read it: no credential
         detail = ""
         kind = node.KIND
         if kind == "branch":

@@ -27,7 +27,11 @@ from vigente.records.runtime import (
 )
 from vigente.runtime.arguments import one_of, string_list, utf8_text
 from vigente.runtime.artifact_memory import decodes_to, parse_exact, reading, unheld
-from vigente.runtime.redact import Redaction, redact_content
+from vigente.runtime.redact import (
+    redact_bytes,
+    redact_extraction,
+    redact_value,
+)
 from vigente.runtime.stated import held_by, unsupported
 from vigente.time import MAX_MICROS, Instant, TimeLike
 
@@ -57,20 +61,24 @@ def derived_memory(rt: Runtime, artifact: ToolArtifact, arguments: bytes, result
                    ) -> ToolMemory | None:
     """The memory ``rt``'s extractor derives from a successful result (None: it derives
     none)."""
-    # the extractor reads the result with its credentials taken out (runtime/redact.py):
-    # a memory is model-facing; the artifact keeps the raw bytes for the audit
-    redactions: tuple[Redaction, ...] = ()
-    if artifact.result_ref.encoding != "binary":
-        text, redactions = redact_content(result.decode("utf-8"),
-                                          artifact.result_ref.encoding)
-        if redactions:
-            result = text.encode("utf-8")
+    shown_args, in_args = redact_bytes(arguments, artifact.arguments_ref.encoding, "arguments")
+    shown_result, in_result = redact_bytes(result, artifact.result_ref.encoding)
     with reading(result):  # the result is parsed once, for all three
         extraction = rt.extractor.extract(artifact.tool_name, artifact.status,
                                           arguments, result)
         if extraction is None:
             return None
         parsed = parse_exact(result)
+        # a memory is model-facing (runtime/redact.py; the artifact keeps the raw bytes): its
+        # facts are read from the result as it was (a `KEY=sk_live_…` line parses as the
+        # result wrote it), each value redacted; its summary and notes are written from the
+        # arguments and result with their credentials taken out
+        shown = None
+        if in_args or in_result:
+            shown = rt.extractor.extract(artifact.tool_name, artifact.status, shown_args,
+                                         shown_result) or extraction
+        extraction, found = redact_extraction(extraction, shown)
+        redactions = tuple(dict.fromkeys((*in_result, *in_args, *found)))
         lossless = (bool(extraction.facts) and not redactions
                     and decodes_to(extraction.facts, result))
     freshness = "scoped"
@@ -153,6 +161,13 @@ def account_facts(rt: Runtime, conversation: str, facts: Mapping[str, Any], k: I
     (``runtime/user_memory.py``)."""
     from vigente.runtime.user_memory import fact_statements, fact_time
 
+    for key, value in facts.items():  # a statement is read by every model that asks
+        found = redact_value(value, str(key))[1]
+        if found:
+            raise InvalidInput(
+                f"fact {key!r} holds a credential ({found[0].rule}): a credential is never "
+                "recorded as an account's fact; leave it out, or record the memory without "
+                "record_as_fact")
     (home,) = rt.store.runtime_conversations(ids=[conversation])
     k = fact_time(rt.store, home.account, list(facts), k, stamped=stamped)
     return k, fact_statements(

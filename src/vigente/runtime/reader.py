@@ -22,6 +22,7 @@ from vigente.records.runtime import (
     ToolArtifact,
     from_record,
 )
+from vigente.runtime.redact import redact_record, redact_text
 from vigente.time import (
     Instant,
     TimeLike,
@@ -36,8 +37,8 @@ if TYPE_CHECKING:
     from vigente.runtime.recall import RecallResult
     from vigente.store.base import Store
 
-__all__ = ["CONTEXT_KINDS", "Candidate", "Candidates", "Graph", "RuntimeReads", "group_key",
-           "index_row"]
+__all__ = ["CONTENT_FIELDS", "CONTEXT_KINDS", "Candidate", "Candidates", "Graph", "RuntimeReads",
+           "group_key", "index_row"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,10 +88,15 @@ class Graph:
         return [n for n in self.nodes if n.KIND == kind]
 
     def as_dict(self, *, content: bool = True) -> dict[str, Any]:
+        """The graph as an API client reads it: every record with its links and statuses,
+        each text and value as a model may see it (runtime/redact.py: no credential; the raw
+        artifact bytes are never here). ``content=False``: the structure only — no message
+        text, call arguments, memory summary, facts or notes, checkpoint state."""
         from vigente.records.runtime import to_record
 
         def plain(node: Any) -> dict[str, Any]:
-            r = to_record(node)
+            shown, _ = redact_record(node)
+            r = to_record(shown)
             row = {"kind": r.kind, "id": r.record_id, "known_from": r.known_from.isoformat(),
                    "seq": r.seq}
             for name in ("branch_id", "participant_id", "run_id", "target_id", "visibility"):
@@ -98,7 +104,8 @@ class Graph:
                     row[name] = getattr(r, name)
             payload = dict(r.payload)
             if not content:
-                payload.pop("content", None)
+                for name in CONTENT_FIELDS.get(r.kind, ()):
+                    payload.pop(name, None)
             row.update(payload)
             if r.kind == "tool_call":
                 row["status"] = self.call_status.get(r.record_id, "pending")
@@ -114,11 +121,22 @@ class Graph:
             return row
 
         c = self.conversation
-        return {"conversation": {"id": c.id, "account": c.account, "title": c.title,
+        title = None if c.title is None else redact_text(c.title, "title")[0]
+        return {"conversation": {"id": c.id, "account": c.account, "title": title,
                                  "known_from": c.known_from.isoformat()},
                 "known_at": self.known_at.isoformat(),
                 "records": [plain(n) for n in self.nodes]}
 
+
+#: The fields of each kind that hold content (text or values a tool, a model or a user
+#: wrote), left out of a graph read with ``content=False``.
+CONTENT_FIELDS: dict[str, tuple[str, ...]] = {
+    "message": ("content",),
+    "tool_call": ("arguments",),
+    "memory": ("summary", "facts", "limit_notes", "ambiguity_notes"),
+    "user_memory": ("summary", "facts", "limit_notes", "ambiguity_notes"),
+    "checkpoint": ("state",),
+}
 
 #: The records an assembly decides on (the rest is structure: participants, branches, runs,
 #: links, shares, promotions), each a row of the store's read index.
@@ -511,7 +529,8 @@ class RuntimeReads:
     def transcript(self, conversation: str, branch: str, *,
                    known_at: TimeLike | None = None) -> list[Message]:
         """The user-visible projection of a branch: its messages and those it inherits, in
-        order; runtime records never appear in it (nor a subagent child's own messages)."""
+        order; runtime records never appear in it (nor a subagent child's own messages). Each
+        message as a client may read it: no credential (runtime/redact.py)."""
         k = self._at(known_at)
         self.conversation(conversation)
         messages: list[Message] = []
@@ -519,7 +538,7 @@ class RuntimeReads:
             for r in self.store.runtime_records(conversation, kinds=["message"], known_at=k):
                 if r.branch_id == b and (upto is None or r.seq <= upto) \
                         and r.visibility == "branch":
-                    messages.append(from_record(r))
+                    messages.append(redact_record(from_record(r))[0])
         return sorted(messages, key=lambda m: m.seq)
 
     def artifacts(self, artifact: str, *, conversation: str | None = None) -> list[ToolArtifact]:

@@ -28,6 +28,7 @@ a hit's text.
 from __future__ import annotations
 
 import math
+import re
 import threading
 import weakref
 from collections import Counter
@@ -108,22 +109,35 @@ def recall_doc(r: RuntimeRecord, content: str | None = None) -> RecallDoc | None
         role = str(r.payload.get("role", ""))
         if role == "system":
             return None
-        text, _ = redact_text(str(r.payload.get("content", ""))[:MAX_TEXT])
+        text, _ = redact_text(_window(str(r.payload.get("content", "")), MAX_TEXT))
         return _doc(r, "message", role, text)
     if r.kind in ("memory", "user_memory"):
         node = from_record(r)
         if node.privacy not in INDEXED_PRIVACY:
             return None
         words = [node.summary, *_facts_text(node.facts)]
-        text, _ = redact_text("\n".join(w for w in words if w)[:MAX_TEXT])
+        text, _ = redact_text(_window("\n".join(w for w in words if w), MAX_TEXT))
         return _doc(r, "memory", r.kind, text)
     if r.kind == "artifact":
         if r.payload.get("privacy", "public") not in INDEXED_PRIVACY or content is None:
             return None
         encoding = str(r.payload.get("result_ref", {}).get("encoding", "utf-8"))
-        text, _ = redact_content(content[:MAX_TEXT * 4], encoding)
+        text, _ = redact_content(_window(content, MAX_TEXT * 4), encoding)
         return _doc(r, "artifact", str(r.payload.get("tool_name", "tool")), text[:MAX_TEXT])
     return None
+
+
+_TOKEN_END = re.compile(r"[\s\"',;]")
+
+
+def _window(text: str, size: int) -> str:
+    """The first ``size`` characters of ``text``, ending before the word the cut would split
+    (a credential cut in two no rule would know: its head would be a hit's text)."""
+    if len(text) <= size:
+        return text
+    cut = text[:size]
+    ends = [m.start() for m in _TOKEN_END.finditer(cut, max(0, size - 1024))]
+    return cut[:ends[-1]] if ends else cut[:max(0, size - 1024)]
 
 
 def _doc(r: RuntimeRecord, kind: str, speaker: str, text: str) -> RecallDoc | None:
@@ -397,9 +411,10 @@ class Recall:
                 seen = {c.node.seq for c in cands.records}
                 chunk = [c for c in chunk if c[0].seq in seen]
             for d, score, why in chunk:
+                # (redacted again: an index written before a rule was added)
                 out.append(RecallHit(d.record_id, d.kind, d.conversation_id,
-                                     Instant(d.known_micros), score, d.text, d.speaker,
-                                     d.participant_id, d.seq, why))
+                                     Instant(d.known_micros), score, redact_text(d.text)[0],
+                                     d.speaker, d.participant_id, d.seq, why))
                 if len(out) == k:
                     break
         return out

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from vigente.errors import AnsweredHistoryError, HistoryRewriteError, InvalidInput, InvalidName
 from vigente.records.values import MAX_NAME_CHARS, JSONValue, Scope, canonical_json, check_name
+from vigente.runtime.redact import redact_text, redact_value
 from vigente.time import Instant, Interval
 
 # The kernel's writer and the store contract are imported where they are used: the store
@@ -329,6 +330,8 @@ def extract_user_memories(rt: Runtime, conversation: str, *,
         for p in sorted(proposals, key=said_at):
             facts = {}
             for key, value in p.facts.items():
+                if redact_value(value, key)[1]:
+                    continue  # a credential the user typed is never a memory's fact
                 said = canonical_json(value)
                 # restated (the key holds that value) or extracted before from these messages
                 if latest.get(key) == said or any((s, key, said) in stated for s in p.sources):
@@ -341,7 +344,8 @@ def extract_user_memories(rt: Runtime, conversation: str, *,
             replaces = [m.id for m in held if m.id not in superseded and m.facts
                         and set(m.facts) <= set(p.facts)]
             node = rt.record_memory(conversation, memory_id, sources=p.sources,
-                                    summary=p.summary, facts=facts, kind="user",
+                                    summary=redact_text(p.summary, "summary")[0],
+                                    facts=facts, kind="user",
                                     supersedes=replaces, observed_at=said_at(p),
                                     record_as_fact=record_as_fact)
             assert isinstance(node, UserMemory)

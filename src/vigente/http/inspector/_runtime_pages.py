@@ -20,7 +20,7 @@ from vigente.http.inspector._auth import viewer
 from vigente.http.inspector._refusals import NoPage
 from vigente.http.inspector._render import PageRoute, blank, page
 from vigente.http.inspector._timeline import Span, Timeline, layout
-from vigente.runtime import Branch, Message, ModelRun, Participant
+from vigente.runtime import Branch, ModelRun, Participant
 
 __all__ = ["router"]
 
@@ -88,7 +88,7 @@ def conversation(
     k = blank(k)
     try:
         graph = vg.runtime.graph(id, known_at=k)
-        rows = graph.as_dict(content=False)["records"]
+        rows = graph.as_dict()["records"]  # (as a client reads them: no credential)
         summaries = [_summary(vg, a) for a in _assembly_ids(vg, id)]
     except VigenteError as exc:
         return page(
@@ -100,7 +100,7 @@ def conversation(
             conversation_id=id,
             k=k or "",
         )
-    texts = {n.id: n.content for n in graph.nodes if isinstance(n, Message)}
+    texts = {r["id"]: str(r.get("content", "")) for r in rows if r["kind"] == "message"}
     for r in rows:
         r["text"] = _record_text(r, texts)
     branches = [n for n in graph.nodes if isinstance(n, Branch)]
