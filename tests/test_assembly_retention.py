@@ -9,12 +9,13 @@ import json
 
 import pytest
 
+import vigente.time
 from tests.conformance.test_runtime import session
 from vigente import Vigente
 from vigente.assemble import default_policy, policy_from_document
 from vigente.errors import InvalidInput
 from vigente.runtime.retention import RETENTION
-from vigente.time import parse_instant
+from vigente.time import Instant, parse_instant
 
 C = "trip-42"
 
@@ -22,6 +23,16 @@ C = "trip-42"
 def _later(created: str, days: int) -> str:
     instant = parse_instant(created).datetime
     return (instant + dt.timedelta(days=days)).isoformat()
+
+
+@pytest.fixture(autouse=True)
+def days_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store's clock a year on, as retention sees it: gc takes no ``now`` ahead of the
+    store's clock, and an assembly is dated by that clock when it is made, so the days it must
+    wait pass here rather than in the test's ``now``."""
+    real = vigente.time.current_instant
+    monkeypatch.setattr(vigente.time, "current_instant",
+                        lambda: Instant(real().micros + 400 * 86_400_000_000))
 
 
 def test_gc_deletes_assemblies_past_their_policys_days(vg: Vigente) -> None:

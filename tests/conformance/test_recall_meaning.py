@@ -6,6 +6,8 @@ the vectors left, and a store migrated from before the marks fills them from its
 
 from __future__ import annotations
 
+import re
+
 import datetime as _dt
 import itertools
 import json
@@ -89,12 +91,14 @@ def test_new_records_reach_the_cached_vectors(vg: Vigente, minilm: MiniLMEmbedde
 
 def test_retention_and_purge_take_the_vectors_and_their_marks(
         vg: Vigente, minilm: MiniLMEmbedder) -> None:
-    _import(vg, _log())
+    # a year earlier: old enough for the result's retention (gc takes no clock ahead of now)
+    _import(vg, [dict(e, at=e["at"].replace("2026-", "2025-")) if "at" in e else e
+                 for e in _log()])
     found = vg.runtime.recall("a dish with nuts in the sauce", conversation="c1",
                               mode="semantic", embedder=minilm)
     assert "t1" in refs(found)
     count, _ = vg.store.runtime_recall_vector_mark("c1", MINILM)
-    vg.runtime.gc(now=at(400))  # the tool result's raw text expires (RETENTION)
+    vg.runtime.gc()  # the tool result's raw text expires (RETENTION)
     after = vg.runtime.recall("a dish with nuts in the sauce", conversation="c1",
                               mode="semantic", embedder=minilm)
     assert "t1" not in refs(after)
@@ -135,6 +139,20 @@ def test_the_marks_count_the_vectors_left_after_any_appends_and_deletions(
     assert vg.store.runtime_recall_vector_mark(conversation, "model-b") == (0, 0)
 
 
+def _back_before_the_marks(store_url: str) -> list[str]:
+    """SQL that undoes the migration creating the vector marks and every one after it."""
+    if store_url.startswith("postgres"):
+        from vigente.store.postgres.migrations import MIGRATIONS
+    else:
+        from vigente.store.sqlite.migrations import MIGRATIONS
+    first = next(i for i, m in enumerate(MIGRATIONS)
+                 if any("CREATE TABLE runtime_recall_vector_marks" in sql for sql in m))
+    tables = [t for m in MIGRATIONS[first:] for sql in m
+              for t in re.findall(r"CREATE TABLE (?:IF NOT EXISTS )?(\w+)", sql)]
+    return [*(f"DROP TABLE {t}" for t in reversed(tables)),  # names from our own migrations
+            f"DELETE FROM vigente_migrations WHERE version > {first}"]
+
+
 def test_a_store_from_before_the_marks_fills_them_from_its_vectors(
         store_url: str, minilm: MiniLMEmbedder) -> None:
     vg = Vigente.open(store_url)
@@ -143,11 +161,8 @@ def test_a_store_from_before_the_marks_fills_them_from_its_vectors(
     expected = vg.store.runtime_recall_vector_mark("c1", MINILM)
     vg.close()
     # take the store back to the schema before the marks: their table and migration gone, with
-    # the one migration after them (the content token counts, issue 23)
-    statements = ["DROP TABLE runtime_content_tokens",
-                  "DROP TABLE runtime_recall_vector_marks",
-                  "DELETE FROM vigente_migrations WHERE version >= "
-                  "(SELECT max(version) - 1 FROM vigente_migrations)"]
+    # every migration after them (the tables they create dropped)
+    statements = _back_before_the_marks(store_url)
     if store_url.startswith("postgres"):
         import psycopg
 

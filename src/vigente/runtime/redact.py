@@ -958,6 +958,12 @@ def redact_memory(node: Any) -> tuple[Any, tuple[Redaction, ...]]:
     summary, in_summary = redact_text(node.summary, "summary")
     facts, in_facts = redact_value(node.facts, "facts")
     changes, in_notes = _notes(node)
+    if in_summary and getattr(node, "unsupported", ()):
+        # a claim's unsupported values quote its summary: one inside a credential is named so
+        changes["unsupported"] = tuple(
+            {**u, "value": "[redacted]", "reason": "a credential the claim states (redacted)"}
+            if str(u.get("value", "")) not in summary else u
+            for u in node.unsupported)
     earlier = tuple(Redaction(r["rule"], r["path"]) for r in getattr(node, "redactions", ()))
     out = node
     if in_summary or in_facts or changes:
