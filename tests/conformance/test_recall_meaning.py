@@ -6,11 +6,10 @@ the vectors left, and a store migrated from before the marks fills them from its
 
 from __future__ import annotations
 
-import re
-
 import datetime as _dt
 import itertools
 import json
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
