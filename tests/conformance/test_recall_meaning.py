@@ -149,7 +149,7 @@ def _back_before_the_marks(store_url: str) -> list[str]:
     tables = [t for m in MIGRATIONS[first:] for sql in m
               for t in re.findall(r"CREATE TABLE (?:IF NOT EXISTS )?(\w+)", sql)]
     return [*(f"DROP TABLE {t}" for t in reversed(tables)),  # names from our own migrations
-            f"DELETE FROM vigente_migrations WHERE version > {first}"]
+            f"DELETE FROM vigente_migrations WHERE version > {int(first)}"]  # noqa: S608
 
 
 def test_a_store_from_before_the_marks_fills_them_from_its_vectors(
