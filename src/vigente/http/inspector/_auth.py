@@ -18,6 +18,7 @@ from fastapi import Request
 
 from vigente.api import Vigente
 from vigente.application.access import ServiceState, caller_of
+from vigente.application.roles import service_only
 from vigente.application.errors import ApiError
 from vigente.http._deps import client_of
 
@@ -97,6 +98,10 @@ def viewer(request: Request) -> Viewer:
             "the admin key manages tenants and keys only: log in with a tenant's API key "
             "(POST /v1/admin/tenants/NAME/keys creates one)",
         )
+    try:  # the inspector shows every participant's records: an operator's, never a model's
+        service_only(caller.principal, "the inspector")
+    except ApiError as exc:
+        raise PageError(exc.status, exc.message) from None
     return Viewer(caller.tenant, state.registry.store(caller.tenant))
 
 
