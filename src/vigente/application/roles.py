@@ -26,6 +26,7 @@ granted explicitly, never assumed (docs/deployment.md, "Keys").
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
@@ -127,11 +128,15 @@ def _event_conversation(event: dict[str, Any]) -> Any:
     return event.get("id") if event.get("event") == "conversation" else event.get("conversation")
 
 
-def check_scope(principal: Principal, events: list[dict[str, Any]], *, batch: bool) -> None:
+def check_scope(principal: Principal, events: list[dict[str, Any]], *, batch: bool,
+                run_owner: Callable[[str, str], str | None] = lambda _c, _r: None) -> None:
     """Refuse an event outside an agent's scope: another conversation, or (participant
-    scope) a participant or run of another participant. Named by its index in a batch."""
+    scope) a participant or run of another participant, or a message, call, checkpoint or
+    skill state in such a run (``run_owner(conversation, run)``: the participant of a stored
+    run). Named by its index in a batch."""
     if principal.trusted:
         return
+    runs: dict[tuple[Any, Any], Any] = {}  # the batch's own runs -> their participant
     for index, event in enumerate(events):
         where = f"events[{index}]: " if batch else ""
         conversation = _event_conversation(event)
@@ -144,7 +149,12 @@ def check_scope(principal: Principal, events: list[dict[str, Any]], *, batch: bo
             participant = event.get("id")
         elif kind == "run":
             participant = event.get("participant")
-        if principal.participant is not None and kind in ("participant", "run") and \
+        if kind == "run":
+            runs[(conversation, event.get("id"))] = participant
+        elif isinstance(event.get("run"), str) and isinstance(conversation, str):
+            key = (conversation, event["run"])
+            participant = runs[key] if key in runs else run_owner(conversation, event["run"])
+        if principal.participant is not None and participant is not None and \
                 participant != principal.participant:
             raise _forbidden(principal, f"{where}participant {participant!r} is not this key's: "
                              f"log runs of participant {principal.participant!r}; nothing was "

@@ -326,7 +326,7 @@ def apply_events(
     its claim."""
     if principal is None:
         principal = SERVICE if trusted else Principal("agent", "a model-facing writer")
-    check_scope(principal, events, batch=batch)
+    check_scope(principal, events, batch=batch, run_owner=lambda c, r: _run_owner(vg, c, r))
     lines = [json.dumps(e, ensure_ascii=False) for e in claimed_events(principal, events)]
     try:
         report = vg.runtime.import_events(lines, now=now, trusted=principal.trusted,
@@ -347,6 +347,12 @@ def apply_events(
         "conversations": list(report.conversations),
         "warnings": list(report.warnings),
     }
+
+
+def _run_owner(vg: Vigente, conversation: str, run: str) -> str | None:
+    """The participant of a stored run (None: no such run, the runtime refuses it then)."""
+    found = vg.store.runtime_records(conversation, kinds=["run"], record_ids=[run])
+    return found[-1].participant_id if found else None
 
 
 def known_conversation(vg: Vigente, conversation: str) -> None:

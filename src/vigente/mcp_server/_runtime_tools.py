@@ -57,8 +57,9 @@ def record_event(
     (call, status succeeded|failed|deferred|pending, content), memory (id, sources,
     summary), checkpoint (id, run, state), promote (run, refs), share (ref, with), tool
     (name, description). `at` (optional) is when it happened, with an offset. System
-    messages, skill states and read-only tool declarations are instructions, and shares and
-    promotions decide who sees what: this tool refuses them with an agent's key (the
+    messages, skill states and read-only tool declarations are instructions, checkpoints
+    are recovery state, and shares and promotions decide who sees what: this tool refuses
+    them with an agent's key (the
     application records them with its service key). What you log is recorded as your claim
     and reaches a model labelled so."""
 

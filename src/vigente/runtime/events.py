@@ -215,6 +215,10 @@ def untrusted_refusal(event: dict[str, Any]) -> str | None:
     if kind == "tool" and event.get("read_only") not in (None, False):
         return ("a model-facing writer cannot declare a tool read-only (only a read-only tool "
                 "is ever suggested to a model to run again): " + how)
+    if kind == "checkpoint":
+        return ("a model-facing writer cannot record a checkpoint (recovery state is kept "
+                "whatever the budget and resumed from: the application's runtime writes it): "
+                + how)
     if kind in ("share", "promote"):
         return (f"a model-facing writer cannot record a {kind} (it makes one participant's "
                 "or a subagent's records visible to another: the application decides what "

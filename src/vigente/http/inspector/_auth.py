@@ -18,8 +18,8 @@ from fastapi import Request
 
 from vigente.api import Vigente
 from vigente.application.access import ServiceState, caller_of
-from vigente.application.roles import service_only
 from vigente.application.errors import ApiError
+from vigente.application.roles import service_only
 from vigente.http._deps import client_of
 
 __all__ = ["COOKIE", "LoginRequired", "PageError", "Viewer", "check_origin", "safe_next", "viewer"]
