@@ -537,3 +537,41 @@ def test_a_hostile_model_over_mcp_http(tmp_path: Path, backend: str, scoped: boo
         graph = c.get(f"/v1/conversations/{C}", headers=service).json()
         claims = {r["id"]: r.get("claimed_by") for r in graph["records"]}
         assert claims["t9"] == f"agent key {agent['key_id']}" and claims["t1"] is None
+
+
+def test_keys_from_the_command_line(tmp_path: Path) -> None:
+    """``vigente keys``: a key with a role and scope, listed, its role set, revoked; a scope
+    on a service key is an ``Error:``, exit 1."""
+    from click.testing import CliRunner
+
+    from vigente.cli import cli
+
+    root = str(tmp_path / "data")
+    registry = TenantRegistry(root)
+    registry.create_tenant("bank")
+    registry.close()
+
+    def keys(*args: str) -> tuple[int, str]:
+        result = CliRunner().invoke(cli, ["--db", root, "keys", *args])
+        return result.exit_code, result.output
+
+    code, out = keys("create", "bank", "--conversation", C, "--participant", "agent", "--json")
+    assert code == 0, out
+    created = json.loads(out)
+    assert (created["role"], created["conversation"], created["participant"]) == (
+        "agent", C, "agent")
+    registry = TenantRegistry(root)
+    try:
+        caller = registry.authenticate(created["key"])
+        assert caller is not None and caller.principal == Principal(
+            "agent", f"agent key {created['key_id']}", C, "agent")
+    finally:
+        registry.close()
+    code, out = keys("role", created["key_id"], "--role", "service")
+    assert code == 0 and f"{created['key_id']}  service" in out, out
+    code, out = keys("list", "bank")
+    assert code == 0 and "service" in out and created["key"] not in out
+    code, out = keys("create", "bank", "--role", "service", "--conversation", C)
+    assert code == 1 and out.startswith("Error: a service key") and "is not scoped" in out
+    code, out = keys("revoke", created["key_id"], "--json")
+    assert code == 0 and json.loads(out)["revoked_at"] is not None
