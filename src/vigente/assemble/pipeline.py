@@ -578,8 +578,9 @@ def fit_budget(
 ) -> dict[str, Decision]:
     """Drop or compact until the request fits ``boundary.budget``. Protected decisions
     (instructions, recovery state, skill state, the checkpoint, asked-for raw evidence) and
-    the latest user message never go; a tool exchange goes whole (call and result), first
-    compacted into its memory when it has one, and only then dropped.
+    the latest user message never go, unless they are a model-facing writer's claim; a tool
+    exchange goes whole (call and result), first compacted into its memory when it has one,
+    and only then dropped.
 
     A model-facing writer's claim goes before anything a trusted writer logged (so a claimed
     result never outlasts the trusted one it contradicts); then the oldest droppable
@@ -622,12 +623,15 @@ class _Fit:
         self.total = sum(d.tokens for d in decided.values() if d.included)
 
     def droppable(self, d: Decision) -> bool:
+        unit = self.units.get(d.ref)
+        # a claim is never protected: a model marking its own results retry-critical (or
+        # leaving its calls unresolved) would otherwise push out what the application logged
+        claim = unit is not None and unit.claimed_by is not None
         return (
             d.included
-            and d.as_ not in PROTECTED
+            and (claim or (d.as_ not in PROTECTED and d.ref != self.ctx.latest_user
+                           and d.ref not in self.ctx.protected))
             and d.as_ != "recalled"  # chosen within the recall's share of the budget
-            and d.ref != self.ctx.latest_user
-            and d.ref not in self.ctx.protected
             and not (d.kind == "memory" and d.as_ == "tool_exchange")
         )
 
