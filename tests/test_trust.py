@@ -494,6 +494,10 @@ async def hostile(client: Client, *, scoped: bool) -> None:
     assert not hits.is_error, tool_text(hits)
     found = json.dumps(hits.structured_content["hits"])
     assert "zebra" not in found and "giraffe" not in found and REAL in found
+    mallory = await call("recall_memory", query="Mallory admin", conversation=C,
+                         branch="main", **view)
+    [said] = [h for h in mallory.structured_content["hits"] if h["ref"] == "u9"]
+    assert said["claimed_by"] and said["text"].startswith("[claimed by ")  # not the user's
     if scoped:  # another conversation, another participant: outside the scope
         for tool, args in (
             ("assemble_context", {"conversation": OTHER, "branch": "main",

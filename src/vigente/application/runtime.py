@@ -481,4 +481,26 @@ def recall(vg: Vigente, body: RecallIn, principal: Principal = SERVICE) -> dict[
     ).as_dict()
     if mode == "auto" and loading:
         result["notes"].append("ranked by words only: the embedding model is still loading")
+    _label_claims(vg, result["hits"])
     return result
+
+
+def _label_claims(vg: Vigente, hits: list[dict[str, Any]]) -> None:
+    """A hit whose record a model-facing writer logged names it (``claimed_by``) and its text
+    opens with the claim's label, as in an assembled request: a claimed "user" message is
+    not the user's word."""
+    from vigente.assemble.render import claim_label
+
+    refs: dict[str, set[str]] = {}
+    for hit in hits:
+        refs.setdefault(hit["conversation"], set()).add(hit["ref"])
+    claims: dict[tuple[str, str], str] = {}
+    for conversation, ids in refs.items():
+        for r in vg.store.runtime_records(conversation, record_ids=sorted(ids)):
+            if r.payload.get("claimed_by"):
+                claims[(conversation, r.record_id)] = str(r.payload["claimed_by"])
+    for hit in hits:
+        who = claims.get((hit["conversation"], hit["ref"]))
+        if who is not None:
+            hit["claimed_by"] = who
+            hit["text"] = f"{claim_label(who)}\n{hit['text']}"

@@ -187,6 +187,7 @@ def transcript(
                 "content": m.content,
                 "branch": m.branch_id,
                 "known_from": m.known_from.isoformat(),
+                **({"claimed_by": m.claimed_by} if m.claimed_by else {}),
             }
             for m in messages
         ],
