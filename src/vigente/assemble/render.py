@@ -227,7 +227,7 @@ def render(
             return [Block("data", _claimed(unit, f"[{label}]: {m.content}"), unit.ref)]
         if m.role == "user":
             return [Block("user", _claimed(unit, m.content), unit.ref)]
-        return [Block("assistant", m.content, unit.ref, group=m.run_id or "")]
+        return [Block("assistant", _claimed(unit, m.content), unit.ref, group=m.run_id or "")]
     if as_ in ("tool_exchange", "raw", "recovery"):
         call: ToolCall = node
         if unit.content is not None:

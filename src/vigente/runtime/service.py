@@ -543,7 +543,8 @@ class Runtime(RuntimeReads):
                 (str(r.payload["claimed_by"]) for r in resolved if r.payload.get("claimed_by")),
                 None)
             if claimant is not None:
-                self._no_displacing(conversation, memory, claimant, supersedes, record_as_fact)
+                self._no_displacing(conversation, memory, claimant, supersedes,
+                                    conflicts_with, record_as_fact)
             for m in (*supersedes, *conflicts_with):
                 self._one(conversation, ["memory", "user_memory"], m, "memory",
                           "a memory supersedes or conflicts with an earlier memory")
@@ -583,21 +584,25 @@ class Runtime(RuntimeReads):
         return bool(found and found[-1].payload.get("claimed_by"))
 
     def _no_displacing(self, conversation: str, memory: str, claimant: str,
-                       supersedes: Sequence[str], record_as_fact: bool) -> None:
+                       supersedes: Sequence[str], conflicts_with: Sequence[str],
+                       record_as_fact: bool) -> None:
         """Refuse a claim that would displace what a trusted writer logged: superseding a
-        memory that is not a claim, or becoming a fact of the account."""
+        memory that is not a claim, marking one as in conflict with it (the trusted reading
+        would go to the model disputed), or becoming a fact of the account."""
         if record_as_fact:
             raise InvalidInput(
                 f"memory {memory!r} is {claimant}'s claim (written by it, or citing what it "
                 "logged): a claim is never recorded as a fact of the account; leave out "
                 "record_as_fact")
-        for m in supersedes:
-            if self._find(conversation, ["memory", "user_memory"], record_ids=[m]) and \
-                    not self._claimed(conversation, m):
-                raise InvalidInput(
-                    f"memory {memory!r} is {claimant}'s claim: it cannot supersede {m!r}, "
-                    "which the application logged (a claim never displaces a trusted "
-                    "writer's record); leave it out of supersedes")
+        for field, ids, verb in (("supersedes", supersedes, "supersede"),
+                                 ("conflicts_with", conflicts_with, "conflict with")):
+            for m in ids:
+                if self._find(conversation, ["memory", "user_memory"], record_ids=[m]) and \
+                        not self._claimed(conversation, m):
+                    raise InvalidInput(
+                        f"memory {memory!r} is {claimant}'s claim: it cannot {verb} {m!r}, "
+                        "which the application logged (a claim never displaces a trusted "
+                        f"writer's record); leave it out of {field}")
 
     # -- skills, checkpoints, promotions, shares -------------------------------------------
     def record_skill_state(self, conversation: str, run: str, *, skills: Sequence[str],
