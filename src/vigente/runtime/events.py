@@ -200,9 +200,10 @@ EVENTS: dict[str, Callable[[Runtime, dict[str, Any], Instant | None], None]] = {
 
 
 def untrusted_refusal(event: dict[str, Any]) -> str | None:
-    """Why a model-facing writer (an MCP tool, a model's own output) may not write ``event``,
-    or None: instructions (a ``system`` message, a skill state) and the claim that a tool is
-    read-only come only from trusted writers (DESIGN.md, invariant 10)."""
+    """Why a model-facing writer (an agent key, ``vigente mcp``, a model's own output) may
+    not write ``event``, or None: instructions (a ``system`` message, a skill state), the
+    claim that a tool is read-only, recovery state (a checkpoint) and who sees what (a share,
+    a promotion) come only from trusted writers (DESIGN.md, invariants 7 and 10)."""
     kind = event.get("event")
     how = ("write it through a trusted writer instead: `vigente runtime import`, the HTTP API "
            "with a service key (POST /v1/runtime/events) or vg.runtime in the application")
