@@ -79,7 +79,8 @@ def serving_tenant(root: str, admin_key: str, seed: Callable[[str], None],
     admin = {"Authorization": f"Bearer {admin_key}"}
     with running(app) as url, httpx.Client(base_url=url, timeout=60) as client:
         client.post("/v1/admin/tenants", json={"name": "acme"}, headers=admin).raise_for_status()
-        token = client.post("/v1/admin/tenants/acme/keys", json={}, headers=admin).json()["key"]
+        token = client.post("/v1/admin/tenants/acme/keys",
+            json={"role": "service"}, headers=admin).json()["key"]
         store = TenantStores(root).tenant_url("acme")
         seed(store)
         yield Tenant(url, client, {"Authorization": f"Bearer {token}"}, token, store)

@@ -37,7 +37,8 @@ class Service:
         created = self.client.post("/v1/admin/tenants", json={"name": name}, headers=ADMIN)
         assert created.status_code == 201, created.text
         key = self.client.post(
-            f"/v1/admin/tenants/{name}/keys", json={"label": "tests"}, headers=ADMIN
+            f"/v1/admin/tenants/{name}/keys",
+                json={"label": "tests", "role": "service"}, headers=ADMIN
         )
         assert key.status_code == 201, key.text
         return {"Authorization": f"Bearer {key.json()['key']}"}
@@ -422,7 +423,7 @@ def test_keys_are_stored_hashed_and_revocable(service: Service, tmp_path: Path) 
     c = service.client
     created = c.post("/v1/admin/tenants", json={"name": "acme"}, headers=ADMIN)
     assert created.status_code == 201
-    new = c.post("/v1/admin/tenants/acme/keys", json={}, headers=ADMIN).json()
+    new = c.post("/v1/admin/tenants/acme/keys", json={"role": "service"}, headers=ADMIN).json()
     token = new["key"]
     key = {"Authorization": f"Bearer {token}"}
     assert c.get("/v1/lineages", headers=key).status_code == 200
@@ -458,7 +459,8 @@ def test_authentication_errors(service: Service) -> None:
     assert "tenant's API key" in _error(c.get("/v1/lineages", headers=ADMIN), 403, "forbidden")
     assert "admin key" in _error(c.get("/v1/admin/tenants", headers=key), 403, "forbidden")
     _error(c.post("/v1/admin/tenants", json={"name": "acme"}, headers=ADMIN), 400, "invalid_input")
-    _error(c.post("/v1/admin/tenants/nobody/keys", json={}, headers=ADMIN), 404, "not_found")
+    _error(c.post("/v1/admin/tenants/nobody/keys",
+        json={"role": "service"}, headers=ADMIN), 404, "not_found")
     _error(
         c.post("/v1/admin/tenants", json={"name": "Bad-Name"}, headers=ADMIN),
         422,
@@ -624,7 +626,8 @@ def test_request_size_limit_and_rate_limit(tmp_path: Path) -> None:
     )
     with running(app) as url, httpx.Client(base_url=url) as c:
         c.post("/v1/admin/tenants", json={"name": "acme"}, headers=ADMIN)
-        token = c.post("/v1/admin/tenants/acme/keys", json={}, headers=ADMIN).json()["key"]
+        token = c.post("/v1/admin/tenants/acme/keys",
+            json={"role": "service"}, headers=ADMIN).json()["key"]
         key = {"Authorization": f"Bearer {token}"}
         big = {"statements": [_record("x", "y" * 4096)]}
         assert "2048 bytes" in _error(
@@ -713,7 +716,8 @@ def test_vigente_serve_runs_uvicorn_on_a_data_folder(tmp_path: Path) -> None:
             assert (
                 c.post("/v1/admin/tenants", json={"name": "acme"}, headers=ADMIN).status_code == 201
             )
-            token = c.post("/v1/admin/tenants/acme/keys", json={}, headers=ADMIN).json()["key"]
+            token = c.post("/v1/admin/tenants/acme/keys",
+                json={"role": "service"}, headers=ADMIN).json()["key"]
             answer = c.post(
                 "/v1/ask",
                 headers={"Authorization": f"Bearer {token}"},

@@ -37,7 +37,8 @@ def server(tmp_path: Path) -> Iterator[tuple[str, httpx.Client, dict[str, str]]]
     with running(app) as url, httpx.Client(base_url=url, timeout=30) as client:
         assert client.post("/v1/admin/tenants", json={"name": "acme"},
                            headers=ADMIN).status_code == 201
-        key = client.post("/v1/admin/tenants/acme/keys", json={"label": "t"}, headers=ADMIN)
+        key = client.post("/v1/admin/tenants/acme/keys",
+            json={"label": "t", "role": "service"}, headers=ADMIN)
         yield url, client, {"Authorization": f"Bearer {key.json()['key']}"}
 
 

@@ -41,7 +41,7 @@ def client(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[httpx.Cli
 
 def tenant(c: httpx.Client, name: str) -> dict[str, str]:
     assert c.post("/v1/admin/tenants", json={"name": name}, headers=ADMIN).status_code == 201
-    key = c.post(f"/v1/admin/tenants/{name}/keys", json={}, headers=ADMIN)
+    key = c.post(f"/v1/admin/tenants/{name}/keys", json={"role": "service"}, headers=ADMIN)
     assert key.status_code == 201, key.text
     return {"Authorization": f"Bearer {key.json()['key']}"}
 

@@ -69,7 +69,8 @@ def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str
     admin = {"Authorization": f"Bearer {ADMIN_KEY}"}
     with running(app) as url, httpx.Client(base_url=url) as c:
         c.post("/v1/admin/tenants", json={"name": "fuzz"}, headers=admin).raise_for_status()
-        key = c.post("/v1/admin/tenants/fuzz/keys", json={}, headers=admin).json()["key"]
+        key = c.post("/v1/admin/tenants/fuzz/keys",
+            json={"role": "service"}, headers=admin).json()["key"]
         auth = {"Authorization": f"Bearer {key}"}
         c.post(
             "/v1/statements",

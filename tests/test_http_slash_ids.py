@@ -60,7 +60,7 @@ def serving(root: str) -> Iterator[tuple[httpx.Client, dict[str, str]]]:
     app = create_app(ServiceConfig(root, admin_key=ADMIN_KEY, rate=1000, burst=1000))
     with running(app) as url, httpx.Client(base_url=url, timeout=60) as c:
         assert c.post("/v1/admin/tenants", json={"name": "acme"}, headers=ADMIN).status_code == 201
-        r = c.post("/v1/admin/tenants/acme/keys", json={}, headers=ADMIN)
+        r = c.post("/v1/admin/tenants/acme/keys", json={"role": "service"}, headers=ADMIN)
         assert r.status_code == 201, r.text
         yield c, {"Authorization": f"Bearer {r.json()['key']}"}
 

@@ -113,7 +113,8 @@ def inspector(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Inspector]:
         for tenant in ("acme", "other"):
             r = admin.post("/v1/admin/tenants", json={"name": tenant}, headers=ADMIN)
             assert r.status_code == 201, r.text
-            r = admin.post(f"/v1/admin/tenants/{tenant}/keys", json={}, headers=ADMIN)
+            r = admin.post(f"/v1/admin/tenants/{tenant}/keys",
+                json={"role": "service"}, headers=ADMIN)
             assert r.status_code == 201, r.text
             keys[tenant] = r.json()["key"]
         stores = TenantStores(root)
@@ -237,7 +238,8 @@ def test_pages_need_a_tenant_key_and_keep_it_in_an_httponly_cookie(inspector: In
 def test_a_revoked_key_stops_working_at_once(inspector: Inspector) -> None:
     with httpx.Client(base_url=inspector.url, timeout=60) as admin:
         made = admin.post(
-            "/v1/admin/tenants/acme/keys", json={"label": "soon revoked"}, headers=ADMIN
+            "/v1/admin/tenants/acme/keys",
+                json={"label": "soon revoked", "role": "service"}, headers=ADMIN
         ).json()
     with inspector.client(made["key"]) as c:
         assert c.get("/").status_code == 200
@@ -486,7 +488,8 @@ def test_every_page_on_postgresql(postgres_url: str) -> None:
     app = create_app(ServiceConfig(postgres_url, admin_key=ADMIN_KEY, rate=1000, burst=1000))
     with running(app) as url, httpx.Client(base_url=url, timeout=60) as c:
         assert c.post("/v1/admin/tenants", json={"name": "acme"}, headers=ADMIN).status_code == 201
-        key = c.post("/v1/admin/tenants/acme/keys", json={}, headers=ADMIN).json()["key"]
+        key = c.post("/v1/admin/tenants/acme/keys",
+            json={"role": "service"}, headers=ADMIN).json()["key"]
         with Vigente.open(TenantStores(postgres_url).tenant_url("acme")) as vg:
             first, second = _seed(vg)
             proposal = vg.review.submit(

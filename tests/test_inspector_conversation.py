@@ -53,7 +53,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[httpx.Clien
     with running(app) as url, httpx.Client(base_url=url, timeout=60) as client:
         assert client.post("/v1/admin/tenants", json={"name": "acme"},
                            headers=ADMIN).status_code == 201
-        key = client.post("/v1/admin/tenants/acme/keys", json={}, headers=ADMIN).json()["key"]
+        key = client.post("/v1/admin/tenants/acme/keys",
+            json={"role": "service"}, headers=ADMIN).json()["key"]
         with Vigente.open(TenantStores(root).tenant_url("acme")) as vg:
             vg.runtime.import_events([json.dumps(e) for e in EVENTS + MEMORY_EVENTS])
             ids = [vg.assembly.assemble("c", "alt", "agent").id,

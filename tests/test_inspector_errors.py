@@ -62,7 +62,7 @@ def _tenants(c: httpx.Client, names: tuple[str, ...]) -> dict[str, str]:
     keys = {}
     for name in names:
         assert c.post("/v1/admin/tenants", json={"name": name}, headers=ADMIN).status_code == 201
-        r = c.post(f"/v1/admin/tenants/{name}/keys", json={}, headers=ADMIN)
+        r = c.post(f"/v1/admin/tenants/{name}/keys", json={"role": "service"}, headers=ADMIN)
         assert r.status_code == 201, r.text
         keys[name] = r.json()["key"]
     return keys

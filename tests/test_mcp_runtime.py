@@ -5,6 +5,7 @@ the SDK's own client: over stdio (``vigente mcp`` in a subprocess) and over stre
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -130,7 +131,8 @@ def test_runtime_tools_over_stdio(tmp_path: Path) -> None:
     db = tmp_path / "agent.db"
     Vigente.open(db).close()
     command = _vigente_command()
-    params = StdioServerParameters(command=command[0], args=[*command[1:], "--db", str(db), "mcp"])
+    params = StdioServerParameters(command=command[0], args=[*command[1:], "--db", str(db), "mcp"],
+                                   env=dict(os.environ))  # (this checkout's vigente: PYTHONPATH)
     _run(_exercise, params)
     with Vigente.open(db) as vg:  # what the agent logged and assembled is in the store
         assert [c.id for c in vg.runtime.conversations()] == [C]
@@ -152,11 +154,13 @@ def test_runtime_tools_over_http_per_tenant(
         keys = {}
         for tenant in ("alpha", "beta"):
             c.post("/v1/admin/tenants", json={"name": tenant}, headers=admin).raise_for_status()
-            keys[tenant] = c.post(
+            keys[tenant] = c.post(  # an agent key (the default): a model's MCP client
                 f"/v1/admin/tenants/{tenant}/keys", json={}, headers=admin
             ).json()["key"]
         _run(_exercise, url, keys["alpha"])
-        alpha = {"Authorization": f"Bearer {keys['alpha']}"}
+        service = c.post("/v1/admin/tenants/alpha/keys", json={"role": "service"},
+                         headers=admin).json()["key"]
+        alpha = {"Authorization": f"Bearer {service}"}
         [aid, _] = c.get(f"/v1/conversations/{C}/assemblies", headers=alpha).json()["assemblies"]
 
         async def beta_reaches_nothing(client: Client) -> None:
@@ -194,7 +198,7 @@ def test_a_memory_a_model_records_is_labelled_its_claim(
     tmp_path: Path, backend: str, request: pytest.FixtureRequest
 ) -> None:
     """A model writing through record_event cannot pass its claim off as the tool's reading
-    (nor as the extractor's): the writer is the MCP tool's, the values t1 does not hold are the
+    (nor as the extractor's): the writer is its agent key, the values t1 does not hold are the
     claim, labelled so, and t1's own reading is not superseded."""
     root = (
         str(tmp_path / "data") if backend == "sqlite" else request.getfixturevalue("postgres_url")
@@ -212,12 +216,13 @@ def test_a_memory_a_model_records_is_labelled_its_claim(
             "assemble_context", {"conversation": C, "branch": "main", "participant": "agent"})
         assert not built.is_error, tool_text(built)
         text = json.dumps(built.structured_content)
-        assert ("[assertion claim by mcp:record_event about train_search (t1): fare, summary "
-                "(word free) not held") in text
+        assert (f"[assertion claim by agent key {key_id} about train_search (t1): fare, "
+                "summary (word free) not held") in text
         omitted = {d["ref"] for d in built.structured_content["omitted"]}
         assert "t1#memory" not in omitted
 
     with running(app) as url, httpx.Client(base_url=url, timeout=60) as c:
         c.post("/v1/admin/tenants", json={"name": "alpha"}, headers=admin).raise_for_status()
-        key = c.post("/v1/admin/tenants/alpha/keys", json={}, headers=admin).json()["key"]
-        _run(log, url, key)
+        created = c.post("/v1/admin/tenants/alpha/keys", json={}, headers=admin).json()
+        key_id = created["key_id"]
+        _run(log, url, created["key"])

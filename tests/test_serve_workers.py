@@ -84,7 +84,8 @@ def test_two_worker_processes_answer_as_one(root: str, tmp_path: Path) -> None:
         with httpx.Client(base_url=server.url, timeout=60) as c:
             assert c.post("/v1/admin/tenants", json={"name": "acme"},
                           headers=admin).status_code == 201
-            created = c.post("/v1/admin/tenants/acme/keys", json={}, headers=admin).json()
+            created = c.post("/v1/admin/tenants/acme/keys",
+                json={"role": "service"}, headers=admin).json()
             key = {"Authorization": f"Bearer {created['key']}"}
             recorded = c.post("/v1/statements", headers=key, json={"statements": [
                 {"op": "record", "lineage": "limits/upload", "value": 25, "source": "circular",
@@ -164,7 +165,7 @@ def test_connections_opened_at_once_are_spread_over_the_workers(tmp_path: Path) 
         admin = {"Authorization": f"Bearer {admin_key}"}
         with httpx.Client(base_url=server.url, timeout=60, headers=admin) as c:
             assert c.post("/v1/admin/tenants", json={"name": "acme"}).status_code == 201
-            key = c.post("/v1/admin/tenants/acme/keys", json={}).json()["key"]
+            key = c.post("/v1/admin/tenants/acme/keys", json={"role": "service"}).json()["key"]
         processes = _children(server._proc.pid)
         host, port = server.url.removeprefix("http://").split(":")
         ask = json.dumps({"lineage": "limits/upload", "valid_at": "2026-06-01"}).encode()

@@ -28,6 +28,7 @@ __all__ = [
     "HistoryOut",
     "ImportOut",
     "KeyIn",
+    "RoleIn",
     "KeyOut",
     "KeysOut",
     "LineageOut",
@@ -534,7 +535,25 @@ class TenantsOut(_Out):
     tenants: list[TenantOut]
 
 
-class KeyIn(_In):
+class RoleIn(_In):
+    """A key's role and scope (application/roles.py)."""
+
+    role: Literal["service", "agent"] = Field(
+        default="agent",
+        description="`service`: the application's own logging (trusted: writes instructions, "
+        "reads every participant's records); `agent`: a model-facing client (what it logs is "
+        "its claim; it reads only what one participant may see)",
+    )
+    conversation: Annotated[str, Field(min_length=1, max_length=1024)] | None = Field(
+        default=None, description="an agent key only: the one conversation it may use"
+    )
+    participant: Annotated[str, Field(min_length=1, max_length=1024)] | None = Field(
+        default=None, description="an agent key scoped to a conversation: the one participant "
+        "it acts as"
+    )
+
+
+class KeyIn(RoleIn):
     label: Annotated[str, Field(max_length=256)] | None = None
 
 
@@ -544,6 +563,12 @@ class KeyOut(_Out):
     label: str | None
     created_at: str
     revoked_at: str | None
+    role: str = Field(description="service or agent")
+    conversation: str | None = None
+    participant: str | None = None
+    legacy: bool = Field(
+        default=False, description="recorded before keys had roles, and read as agent until "
+        "an admin sets its role (PUT /v1/admin/keys/{key_id}/role)")
 
 
 class NewKeyOut(KeyOut):

@@ -14,6 +14,15 @@ from pydantic import ConfigDict, Field
 from vigente.api import Vigente
 from vigente.application.errors import ApiError, found, http_advice
 from vigente.application.models import Date, _In, _Out
+from vigente.application.roles import (
+    SERVICE,
+    Principal,
+    check_assemble,
+    check_assembly,
+    check_scope,
+    claimed_events,
+    recall_scope,
+)
 from vigente.assemble import policy_from_document
 from vigente.errors import ImportFileError, InvalidInput, RuntimeHistoryConflict
 
@@ -222,6 +231,9 @@ class PolicyRef(_Out):
 
 
 class DecisionRef(_Out):
+    """One decision; ``claimed_by`` (present only then) names the model-facing writer (an
+    agent key, ``vigente mcp``) whose claim the record is, not logged by the application."""
+
     ref: str
     kind: str
     rule: str
@@ -306,12 +318,19 @@ def apply_events(
     *,
     batch: bool = True,
     trusted: bool = True,
+    principal: Principal | None = None,
 ) -> dict[str, Any]:
-    """Import ``events`` atomically; in a ``batch`` a refused event is named by its index.
-    ``trusted`` false for a model-facing surface (the MCP tools): no instructions from it."""
-    lines = [json.dumps(e, ensure_ascii=False) for e in events]
+    """Import ``events`` atomically as ``principal`` writes them (application/roles.py); in a
+    ``batch`` a refused event is named by its index. Without a principal, ``trusted`` false
+    stands for an unnamed model-facing writer: no instructions from it, and what it logs is
+    its claim."""
+    if principal is None:
+        principal = SERVICE if trusted else Principal("agent", "a model-facing writer")
+    check_scope(principal, events, batch=batch, run_owner=lambda c, r: _run_owner(vg, c, r))
+    lines = [json.dumps(e, ensure_ascii=False) for e in claimed_events(principal, events)]
     try:
-        report = vg.runtime.import_events(lines, now=now, trusted=trusted)
+        report = vg.runtime.import_events(lines, now=now, trusted=principal.trusted,
+                                          writer=principal.name)
     except ImportFileError as exc:
         message = str(exc).removeprefix(f"line {exc.line_number}: ")
         where = f"events[{exc.line_number - 1}]: " if batch else ""
@@ -330,6 +349,12 @@ def apply_events(
     }
 
 
+def _run_owner(vg: Vigente, conversation: str, run: str) -> str | None:
+    """The participant of a stored run (None: no such run, the runtime refuses it then)."""
+    found = vg.store.runtime_records(conversation, kinds=["run"], record_ids=[run])
+    return found[-1].participant_id if found else None
+
+
 def known_conversation(vg: Vigente, conversation: str) -> None:
     """404 for a conversation this store does not hold (another tenant's, or none)."""
     found(lambda: vg.runtime.conversation(conversation))
@@ -339,8 +364,10 @@ def _assembly(vg: Vigente, assembly_id: str) -> dict[str, Any]:
     return found(lambda: vg.assembly.record(assembly_id))
 
 
-def assemble(vg: Vigente, body: AssembleIn) -> dict[str, Any]:
-    """Assemble and record the request ``body`` describes (``/v1/assemble`` and MCP)."""
+def assemble(vg: Vigente, body: AssembleIn, principal: Principal = SERVICE) -> dict[str, Any]:
+    """Assemble and record the request ``body`` describes (``/v1/assemble`` and MCP), for
+    ``principal`` (an agent only within its scope, under the application's policy)."""
+    check_assemble(principal, body.conversation, body.participant, body.policy)
     known_conversation(vg, body.conversation)
     policy = None
     if body.policy is not None:
@@ -373,13 +400,15 @@ def explain(
     why_not: str | None = None,
     rebuild: bool = False,
     diff_from: str | None = None,
+    principal: Principal = SERVICE,
 ) -> dict[str, Any]:
-    """``vigente explain`` with at most one of ``why_not``, ``rebuild``, ``diff_from``."""
+    """``vigente explain`` with at most one of ``why_not``, ``rebuild``, ``diff_from``, of
+    an assembly in ``principal``'s scope."""
     if sum((why_not is not None, rebuild, diff_from is not None)) > 1:
         raise InvalidInput("give one of why_not, rebuild, diff_from (or none)")
-    _assembly(vg, assembly_id)
+    check_assembly(principal, _assembly(vg, assembly_id))
     if diff_from is not None:
-        _assembly(vg, diff_from)
+        check_assembly(principal, _assembly(vg, diff_from))
         return vg.assembly.diff(diff_from, assembly_id)
     if why_not is not None:
         return vg.assembly.why_not(assembly_id, why_not)
@@ -430,10 +459,15 @@ class RecallOut(_Out):
     scope: dict[str, Any] = {}
 
 
-def recall(vg: Vigente, body: RecallIn) -> dict[str, Any]:
-    """``vg.runtime.recall`` for one request (HTTP and MCP)."""
+def recall(vg: Vigente, body: RecallIn, principal: Principal = SERVICE) -> dict[str, Any]:
+    """``vg.runtime.recall`` for one request (HTTP and MCP): an agent recalls only what one
+    participant may see on one branch (application/roles.py)."""
     from vigente.retrieval.embed import model_loading
 
+    conversation, account, branch, participant = recall_scope(
+        principal, body.conversation, body.account, body.branch, body.participant)
+    body = body.model_copy(update={"conversation": conversation, "account": account,
+                                   "branch": branch, "participant": participant})
     mode = body.mode
     loading = model_loading()
     if mode in ("semantic", "hybrid") and loading:
@@ -447,4 +481,26 @@ def recall(vg: Vigente, body: RecallIn) -> dict[str, Any]:
     ).as_dict()
     if mode == "auto" and loading:
         result["notes"].append("ranked by words only: the embedding model is still loading")
+    _label_claims(vg, result["hits"])
     return result
+
+
+def _label_claims(vg: Vigente, hits: list[dict[str, Any]]) -> None:
+    """A hit whose record a model-facing writer logged names it (``claimed_by``) and its text
+    opens with the claim's label, as in an assembled request: a claimed "user" message is
+    not the user's word."""
+    from vigente.assemble.render import claim_label
+
+    refs: dict[str, set[str]] = {}
+    for hit in hits:
+        refs.setdefault(hit["conversation"], set()).add(hit["ref"])
+    claims: dict[tuple[str, str], str] = {}
+    for conversation, ids in refs.items():
+        for r in vg.store.runtime_records(conversation, record_ids=sorted(ids)):
+            if r.payload.get("claimed_by"):
+                claims[(conversation, r.record_id)] = str(r.payload["claimed_by"])
+    for hit in hits:
+        who = claims.get((hit["conversation"], hit["ref"]))
+        if who is not None:
+            hit["claimed_by"] = who
+            hit["text"] = f"{claim_label(who)}\n{hit['text']}"

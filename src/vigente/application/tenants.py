@@ -8,8 +8,12 @@ known. The key itself is shown once, when it is created, and never stored.
 
 A key is ``vgk_<key id>_<secret>``: 32 random bytes of secret, so one SHA-256 is enough (a slow
 password hash protects guessable passwords, which these are not). Keys are compared in constant
-time. Each tenant's data lives in a store of its own (:class:`~vigente.store.tenancy.
-TenantStores`), opened on first use and kept open.
+time. A key carries a role (application/roles.py): ``service`` for the application's own
+logging, ``agent`` for a model-facing client, optionally scoped to one conversation and one
+participant of it. A key recorded without a role (before roles existed) is an agent key, until
+an admin sets its role (:meth:`TenantRegistry.set_role`: a new version of the key's record,
+the secret unchanged). Each tenant's data lives in a store of its own
+(:class:`~vigente.store.tenancy.TenantStores`), opened on first use and kept open.
 """
 
 from __future__ import annotations
@@ -22,10 +26,11 @@ import secrets
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from vigente import telemetry
 from vigente.api import Vigente
+from vigente.application.roles import Principal, Role, check_role
 from vigente.errors import InvalidInput
 from vigente.kernel.answer import Status
 from vigente.store.tenancy import TenantStores, check_tenant_name
@@ -57,6 +62,11 @@ class ApiKey:
     label: str | None
     created_at: str
     revoked_at: str | None
+    role: Role = "agent"
+    conversation: str | None = None
+    participant: str | None = None
+    #: the key was recorded before keys had roles, and no admin has set one: read as agent
+    legacy: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,14 +79,36 @@ class NewKey:
 
 @dataclass(frozen=True, slots=True)
 class Caller:
-    """Who sent a request: a tenant's key, or the admin key (``tenant`` is None)."""
+    """Who sent a request: a tenant's key, or the admin key (``tenant`` is None); its role
+    and scope (an agent's conversation and participant)."""
 
     key_id: str
     tenant: str | None
+    role: Role = "agent"
+    conversation: str | None = None
+    participant: str | None = None
 
     @property
     def is_admin(self) -> bool:
         return self.tenant is None
+
+    @property
+    def principal(self) -> Principal:
+        """Who the key's requests act as (application/roles.py)."""
+        return Principal(self.role, f"{self.role} key {self.key_id}", self.conversation,
+                         self.participant)
+
+
+def _role_of(value: dict[str, Any]) -> tuple[Role, str | None, str | None]:
+    """A stored key's role and scope; a key stored without a role is an agent key."""
+    role = value.get("role") or "agent"
+    return (role if role in ("service", "agent") else "agent",  # type: ignore[return-value]
+            value.get("conversation"), value.get("participant"))
+
+
+def _role_value(role: Role, conversation: str | None, participant: str | None
+                ) -> dict[str, Any]:
+    return {"role": role, "conversation": conversation, "participant": participant}
 
 
 def _digest(token: str) -> str:
@@ -125,7 +157,7 @@ class TenantRegistry:
         value = self._current(_KEY_PREFIX + match.group(1))
         if value is None or not hmac.compare_digest(_digest(token), str(value.get("sha256"))):
             return None
-        return Caller(match.group(1), str(value["tenant"]))
+        return Caller(match.group(1), str(value["tenant"]), *_role_of(value))
 
     def _current(self, lineage: str) -> dict[str, Any] | None:
         now = _now()
@@ -183,7 +215,11 @@ class TenantRegistry:
             return vg
 
     # -- keys ------------------------------------------------------------------------------
-    def create_key(self, tenant: str, *, label: str | None = None) -> NewKey:
+    def create_key(self, tenant: str, *, label: str | None = None, role: str = "agent",
+                   conversation: str | None = None, participant: str | None = None) -> NewKey:
+        """A new key of ``tenant`` with ``role`` (default ``agent``: trust is granted
+        explicitly), an agent's optionally scoped to ``conversation`` and ``participant``."""
+        checked = check_role(role, conversation, participant)
         self.check_tenant(tenant)
         key_id = secrets.token_hex(8)
         token = f"vgk_{key_id}_{secrets.token_urlsafe(32)}"
@@ -193,11 +229,35 @@ class TenantRegistry:
             "sha256": _digest(token),
             "label": label,
             "created_at": now.isoformat(),
+            **_role_value(checked, conversation, participant),
         }
         self._admin.record(
             _KEY_PREFIX + key_id, value, valid_from=now, known_at=now, source=_SOURCE, now=now
         )
-        return NewKey(ApiKey(key_id, tenant, label, now.isoformat(), None), token)
+        return NewKey(ApiKey(key_id, tenant, label, now.isoformat(), None, checked,
+                             conversation, participant), token)
+
+    def set_role(self, key_id: str, role: str, *, conversation: str | None = None,
+                 participant: str | None = None) -> ApiKey:
+        """Give a key a role and scope from now on (its secret stays; the record keeps the
+        role it had before, and when it changed): how a key created before roles existed
+        becomes a service key."""
+        checked = check_role(role, conversation, participant)
+        key = self._key(key_id) if re.fullmatch(r"[0-9a-f]{16}", key_id) else None
+        if key is None or key.revoked_at is not None:
+            raise NotRegistered(
+                f"no API key {key_id!r} in force: list a tenant's keys with "
+                "GET /v1/admin/tenants/NAME/keys")
+        held = self._current(_KEY_PREFIX + key_id)
+        assert held is not None
+        now = _now()
+        self._admin.record(
+            _KEY_PREFIX + key_id, {**held, **_role_value(checked, conversation, participant)},
+            valid_from=now, known_at=now, source=_SOURCE, now=now,
+        )
+        changed = self._key(key_id)
+        assert changed is not None
+        return changed
 
     def keys(self, tenant: str) -> list[ApiKey]:
         self.check_tenant(tenant)
@@ -210,17 +270,22 @@ class TenantRegistry:
         return sorted(found, key=lambda k: k.created_at)
 
     def _key(self, key_id: str) -> ApiKey | None:
-        held = [v for v in self._admin.history(_KEY_PREFIX + key_id) if v.known_to is None]
-        if not held or not isinstance(held[0].value, dict):
+        held = [v for v in self._admin.history(_KEY_PREFIX + key_id)
+                if v.known_to is None and isinstance(v.value, dict)]
+        if not held:
             return None
-        value = held[0].value
+        in_force = [v for v in held if v.valid_to is None]
+        latest = max(in_force or held, key=lambda v: v.valid_from)
+        value = cast(dict[str, Any], latest.value)  # (held: only dict values)
         ends = [v.valid_to for v in held if v.valid_to is not None]
         return ApiKey(
             key_id,
             str(value["tenant"]),
             value.get("label"),
             str(value["created_at"]),
-            ends[0].isoformat() if ends else None,
+            None if in_force or not ends else max(ends).isoformat(),
+            *_role_of(value),
+            legacy="role" not in value,
         )
 
     def revoke_key(self, key_id: str) -> ApiKey:

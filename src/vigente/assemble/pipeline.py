@@ -88,6 +88,16 @@ class Unit:
     redactions: tuple[Redaction, ...] = ()  # credentials taken out of what the model sees
     call_redactions: tuple[Redaction, ...] = ()  # … out of a tool exchange's call (arguments)
 
+    @property
+    def claimed_by(self) -> str | None:
+        """The model-facing writer whose claim this is (an agent key, ``vigente mcp``), or
+        None when a trusted writer logged it: a tool exchange is a claim when its call or
+        its latest result is one."""
+        claim: str | None = getattr(self.node, "claimed_by", None)
+        if claim is None and self.artifacts:
+            claim = self.artifacts[-1].claimed_by
+        return claim
+
 
 @dataclass(frozen=True, slots=True)
 class Decision:
@@ -102,6 +112,8 @@ class Decision:
     superseded_values: tuple[tuple[str, tuple[str, ...]], ...] = ()
     #: A writer's claim: what of it no source holds (a fact's path, a summary's value) and why
     claims: tuple[tuple[tuple[str, str], ...], ...] = ()
+    #: the model-facing writer whose claim the record is (see :attr:`Unit.claimed_by`)
+    claimed_by: str | None = None
 
     @property
     def included(self) -> bool:
@@ -114,6 +126,8 @@ class Decision:
         else:
             d["reason"] = self.reason
         d["rule"] = self.rule
+        if self.claimed_by is not None:
+            d["claimed_by"] = self.claimed_by
         if self.superseded_values:
             d["superseded_values"] = [
                 {"by": call, "paths": list(paths)} for call, paths in self.superseded_values
@@ -493,6 +507,8 @@ def readings(
             for newer in chain[n + 1 :]:
                 if before is not None and newer.position > before and older.position < before:
                     continue  # an earlier turn's reading: superseded when the next turn starts
+                if newer.claimed_by is not None and older.claimed_by is None:
+                    continue  # a model-facing writer's claim never supersedes a trusted reading
                 later.setdefault(older.ref, []).append((key[0], newer))
     for ref, found in later.items():
         why, first = found[0]  # the first chain's next reading names the supersession
@@ -560,8 +576,12 @@ def retries(units: dict[str, Unit]) -> dict[str, str]:
         if u.status == "failed":
             failed.setdefault(key, []).append(u.ref)
         elif u.status == "succeeded":
-            for ref in failed.pop(key, []):
+            # a claimed success retries only claimed failures: a trusted failure stays
+            retried = [r for r in failed.get(key, []) if u.claimed_by is None
+                       or units[r].claimed_by is not None]
+            for ref in retried:
                 out[ref] = u.ref
+            failed[key] = [r for r in failed.get(key, []) if r not in retried]
     return out
 
 
@@ -605,12 +625,15 @@ def fit_budget(
 ) -> dict[str, Decision]:
     """Drop or compact until the request fits ``boundary.budget``. Protected decisions
     (instructions, recovery state, skill state, the checkpoint, asked-for raw evidence) and
-    the latest user message never go; a tool exchange goes whole (call and result), first
-    compacted into its memory when it has one, and only then dropped.
+    the latest user message never go, unless they are a model-facing writer's claim; a tool
+    exchange goes whole (call and result), first compacted into its memory when it has one,
+    and only then dropped.
 
-    The oldest droppable decision goes first (graph position, then the decisions' order);
-    the total is kept as it changes and the droppable ones in a heap, so each step costs
-    a logarithm, not a sort of every decision."""
+    A model-facing writer's claim goes before anything a trusted writer logged (so a claimed
+    result never outlasts the trusted one it contradicts); then the oldest droppable
+    decision goes first (graph position, then the decisions' order). The total is kept as it
+    changes and the droppable ones in a heap, so each step costs a logarithm, not a sort of
+    every decision."""
     fit = _Fit(units, ctx, cost)
     while fit.total > fit.budget:
         victim = fit.oldest()
@@ -642,34 +665,41 @@ class _Fit:
         for call, memories in ctx.memories_of.items():
             for m in memories:
                 self.calls_of.setdefault(m, []).append(call)
-        self.heap = [
-            (d.position, self.rank[d.ref], d.ref) for d in decided.values() if self.droppable(d)
-        ]
+        self.heap = [self._entry(d.ref, d) for d in decided.values() if self.droppable(d)]
         heapq.heapify(self.heap)
         self.total = sum(d.tokens for d in decided.values() if d.included)
 
     def droppable(self, d: Decision) -> bool:
+        unit = self.units.get(d.ref)
+        # a claim is never protected: a model marking its own results retry-critical (or
+        # leaving its calls unresolved) would otherwise push out what the application logged
+        claim = unit is not None and unit.claimed_by is not None
         return (
             d.included
-            and d.as_ not in PROTECTED
+            and (claim or (d.as_ not in PROTECTED and d.ref != self.ctx.latest_user
+                           and d.ref not in self.ctx.protected))
             and d.as_ != "recalled"  # chosen within the recall's share of the budget
-            and d.ref != self.ctx.latest_user
-            and d.ref not in self.ctx.protected
             and not (d.kind == "memory" and d.as_ == "tool_exchange")
         )
+
+    def _entry(self, ref: str, d: Decision) -> tuple[int, int, int, str]:
+        """The heap's order: claims first (0), then the rest (1); each oldest first."""
+        unit = self.units.get(ref)
+        trusted = int(unit is None or unit.claimed_by is None)
+        return (trusted, d.position, self.rank[ref], ref)
 
     def put(self, ref: str, d: Decision) -> None:
         old = self.decided[ref]
         self.total += (d.tokens if d.included else 0) - (old.tokens if old.included else 0)
         self.decided[ref] = d
         if self.droppable(d):
-            heapq.heappush(self.heap, (d.position, self.rank[ref], ref))
+            heapq.heappush(self.heap, self._entry(ref, d))
 
     def oldest(self) -> Decision | None:
-        """The oldest decision still droppable (an entry whose decision changed since it was
-        pushed is stale: skipped)."""
+        """The first decision still droppable: a claim, else the oldest (an entry whose
+        decision changed since it was pushed is stale: skipped)."""
         while self.heap:
-            position, _, ref = heapq.heappop(self.heap)
+            _, position, _, ref = heapq.heappop(self.heap)
             d = self.decided[ref]
             if self.droppable(d) and d.position == position:
                 return d

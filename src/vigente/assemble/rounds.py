@@ -135,8 +135,11 @@ class Rounds:
         self.policy_ms = 0.0
 
     def fill(self) -> Round:
-        """The round whose read horizon is low enough: the budget binds in it, or it reads
-        everything. Each lowering reads as many more refs as the room left asks for, at the
+        """The round whose read horizon is low enough: the budget binds in it on what a
+        trusted writer logged, or it reads everything. (A budget that binds on claims alone
+        does not stop the lowering: the budget drops claims first, so older records the
+        application logged still get their room; a flood of claims never pushes them below
+        the horizon.) Each lowering reads as many more refs as the room left asks for, at the
         cost per ref seen so far."""
         page = FIRST_PAGE
         budget = self.boundary.budget
@@ -144,7 +147,11 @@ class Rounds:
             since = self.above.lower(self.boundary.ancestry, page)  # with the records above it
             rnd = self.read(since, self.protected)
             decided = rnd.decided
-            if since == 0 or any(d.rule.startswith("budget.") for d in decided.values()):
+            if since == 0 or any(
+                d.rule.startswith("budget.")
+                and (d.ref not in rnd.units or rnd.units[d.ref].claimed_by is None)
+                for d in decided.values()
+            ):
                 return rnd
             fixed = sum(d.tokens for d in decided.values() if d.included and d.as_ in PROTECTED)
             free = sum(d.tokens for d in decided.values() if d.included) - fixed

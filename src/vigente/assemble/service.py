@@ -24,8 +24,8 @@ import hashlib
 import json
 import time
 import uuid
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry import trace
@@ -361,6 +361,7 @@ class Assembler:
             [*rnd.decided.values(), *rnd.trace_extra],
             key=lambda d: (rnd.order_key.get(d.ref, d.position), d.ref),
         )
+        decisions = _with_claims(decisions, rnd.units)
         included = [d.as_dict() for d in decisions if d.included]
         request = out.request
         inputs = _inputs(s, pol, rnd, ranges, query)
@@ -446,6 +447,17 @@ class Assembler:
             query=record.get("query"),
         )
         return rebuilt(assembly_id, record, again.record)
+
+
+def _with_claims(decisions: Sequence[Decision], units: Mapping[str, Unit]) -> list[Decision]:
+    """Each decision, naming the model-facing writer whose claim its record is (so that
+    ``explain`` shows a claim as one, as the request does)."""
+    out = []
+    for d in decisions:
+        unit = units.get(d.ref)
+        claim = unit.claimed_by if unit is not None else None
+        out.append(d if claim is None else replace(d, claimed_by=claim))
+    return out
 
 
 def _omission_counts(decisions: Sequence[Decision], ranges: Sequence[Any]) -> dict[str, int]:

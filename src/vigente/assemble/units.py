@@ -193,10 +193,15 @@ def pipeline_context(pol: Policy, boundary: Boundary, units: dict[str, Unit]) ->
             about = ctx.claims_of if u.node.asserted else ctx.memories_of
             for s in u.node.sources:
                 call = ctx.exchange_of.get(s, s)
+                if u.claimed_by is not None and call in units and units[call].claimed_by is None:
+                    continue  # a claim never stands in the place of a trusted writer's result
                 about.setdefault(call, []).append(u.ref)
     ctx.retried = retries(units)
     ctx.stale = frozenset(u.ref for u in units.values() if u.kind == "memory" and u.stale)
     users = [u for u in units.values() if u.kind == "message" and u.node.role == "user"]
+    # the user's latest word is what the application logged; a model-facing writer's claimed
+    # user message is the latest only where nothing else is (a log a model wrote alone)
+    users = [u for u in users if u.claimed_by is None] or users
     latest_user = max(users, key=lambda u: u.position) if users else None
     ctx.latest_user = latest_user.ref if latest_user is not None else None
     ctx.recent = _recent(pol, ctx, units, exchanges, latest_user)
@@ -264,6 +269,8 @@ def sole_exchange(unit: Unit, ctx: Context, units: dict[str, Unit]) -> Unit | No
         return None
     call = ctx.sole_call(unit.node)
     found = units.get(call) if call is not None else None
+    if found is not None and unit.claimed_by is not None and found.claimed_by is None:
+        return None  # a claim never stands in the place of a trusted writer's result
     # a memory of a memory stands in no result's place: only a tool exchange has one
     return found if found is not None and found.kind == "artifact" else None
 

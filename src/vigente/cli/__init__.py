@@ -9,6 +9,7 @@ from vigente.cli import (  # noqa: F401
     _assemble,
     _documents,
     _kernel,
+    _keys,
     _recall,
     _retrieval,
     _runtime,

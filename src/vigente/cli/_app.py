@@ -99,6 +99,7 @@ SECTIONS: dict[str, tuple[tuple[str, str], ...]] = {
     "Service and shell": (
         ("serve", "the HTTP API, MCP at /mcp and the web inspector at /"),
         ("mcp", "MCP over stdio, for a local agent"),
+        ("keys", "create | list | role | revoke: tenant keys and their roles"),
         ("check", "stored instants no question can read back; --repair moves them"),
         ("completion", "bash | zsh | fish: print the shell completion script"),
     ),

@@ -221,11 +221,22 @@ class _MCPCommand(click.Command):
 
 
 @cli.command("mcp", cls=_MCPCommand)
+@click.option("--conversation", default=None, metavar="ID",
+              help="Scope the client to this conversation (its reads and writes).")
+@click.option("--participant", default=None, metavar="ID",
+              help="With --conversation: the participant the client acts as (a recall or "
+              "assembly that names none uses it).")
 @click.pass_context
-def mcp_command(ctx: click.Context) -> None:
+def mcp_command(ctx: click.Context, conversation: str | None, participant: str | None) -> None:
     """Serve the --db store to an MCP client over stdio (the tools below; lineages as
-    resources vigente://lineages and vigente://lineages/{lineage})."""
+    resources vigente://lineages and vigente://lineages/{lineage}). The client is a model's,
+    so it acts as an agent: it writes no instruction (system message, skill state, read-only
+    tool), share or promotion; what it logs is recorded as its claim ("vigente mcp"); it
+    reads only what one participant may see. Log the application's own records with
+    `vigente runtime import`."""
     _need_serve_extra()
+    from vigente.application.roles import check_role
     from vigente.mcp_server import serve_stdio
 
-    serve_stdio(open_store(ctx))
+    check_role("agent", conversation, participant)  # a bad scope: Error, before serving
+    serve_stdio(open_store(ctx), conversation=conversation, participant=participant)

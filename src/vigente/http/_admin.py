@@ -25,6 +25,10 @@ def _key(key: ApiKey) -> dict[str, Any]:
         "label": key.label,
         "created_at": key.created_at,
         "revoked_at": key.revoked_at,
+        "role": key.role,
+        "conversation": key.conversation,
+        "participant": key.participant,
+        "legacy": key.legacy,
     }
 
 
@@ -49,9 +53,11 @@ def tenants(registry: AdminCaller) -> dict[str, Any]:
 
 @router.post("/tenants/{tenant}/keys", response_model=m.NewKeyOut, status_code=201)
 def create_key(tenant: str, body: m.KeyIn, registry: AdminCaller) -> dict[str, Any]:
-    """A new API key for the tenant. The key is in this response only; the server keeps its
-    SHA-256."""
-    created = registry.create_key(_known(registry, tenant), label=body.label)
+    """A new API key for the tenant with its role (default `agent`: a model-facing client;
+    `service` for the application's own logging) and, for an agent, an optional scope. The
+    key is in this response only; the server keeps its SHA-256."""
+    created = registry.create_key(_known(registry, tenant), label=body.label, role=body.role,
+                                  conversation=body.conversation, participant=body.participant)
     return {**_key(created.key), "key": created.token}
 
 
@@ -59,6 +65,17 @@ def create_key(tenant: str, body: m.KeyIn, registry: AdminCaller) -> dict[str, A
 def keys(tenant: str, registry: AdminCaller) -> dict[str, Any]:
     """The tenant's keys, revoked ones with the time they were revoked (never the secret)."""
     return {"keys": [_key(k) for k in registry.keys(_known(registry, tenant))]}
+
+
+@router.put("/keys/{key_id}/role", response_model=m.KeyOut)
+def set_role(key_id: str, body: m.RoleIn, registry: AdminCaller) -> dict[str, Any]:
+    """Set a key's role and scope from now on, its secret unchanged (how a key created before
+    roles existed, read as `agent`, becomes the application's `service` key)."""
+    try:
+        return _key(registry.set_role(key_id, body.role, conversation=body.conversation,
+                                      participant=body.participant))
+    except NotRegistered as exc:
+        raise NotFound(str(exc)) from None
 
 
 @router.delete("/keys/{key_id}", response_model=m.KeyOut)

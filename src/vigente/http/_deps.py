@@ -2,7 +2,9 @@
 
 Every data endpoint depends on :func:`tenant_store`: the key names one tenant, and the endpoint
 receives that tenant's store and nothing else, so an endpoint has no way to reach another
-tenant's data. Admin endpoints depend on :func:`admin_caller`.
+tenant's data. The runtime's endpoints depend on :func:`tenant_access`: the store and the key's
+:class:`~vigente.application.roles.Principal` (its role and scope), which the application
+layer checks. Admin endpoints depend on :func:`admin_caller`.
 
 Both are ``async``: FastAPI runs a plain ``def`` dependency in a worker thread, and handing a
 request to a thread and back costs more than checking a key (one indexed read of the registry),
@@ -11,6 +13,7 @@ so they run on the event loop and only the endpoint itself goes to a thread.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -19,9 +22,11 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from vigente.api import Vigente
 from vigente.application.access import ServiceState, caller_of
 from vigente.application.errors import ApiError
-from vigente.application.tenants import TenantRegistry
+from vigente.application.roles import Principal
+from vigente.application.tenants import Caller, TenantRegistry
 
-__all__ = ["AdminCaller", "TenantStore", "admin_caller", "client_of", "tenant_store"]
+__all__ = ["Access", "AdminCaller", "TenantAccess", "TenantStore", "admin_caller", "client_of",
+           "tenant_access", "tenant_store"]
 
 _bearer = HTTPBearer(auto_error=False, description="An API key: `Authorization: Bearer vgk_…`")
 
@@ -40,20 +45,42 @@ def _state(request: Request) -> ServiceState:
     return state
 
 
-async def tenant_store(
-    request: Request,
-    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-) -> Vigente:
-    """The store of the tenant the request's key belongs to."""
-    state = _state(request)
-    caller = caller_of(state, _token(credentials), client_of(request))
+def _tenant_caller(request: Request, credentials: HTTPAuthorizationCredentials | None
+                   ) -> tuple[Caller, str]:
+    caller = caller_of(_state(request), _token(credentials), client_of(request))
     if caller.tenant is None:
         raise ApiError(
             403,
             "forbidden",
             "the admin key manages tenants and keys only: use a tenant's API key for its data",
         )
-    return state.registry.store(caller.tenant)
+    return caller, caller.tenant
+
+
+async def tenant_store(
+    request: Request,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> Vigente:
+    """The store of the tenant the request's key belongs to."""
+    _, tenant = _tenant_caller(request, credentials)
+    return _state(request).registry.store(tenant)
+
+
+@dataclass(frozen=True, slots=True)
+class Access:
+    """A runtime request's store and who it acts as (its key's role and scope)."""
+
+    store: Vigente
+    principal: Principal
+
+
+async def tenant_access(
+    request: Request,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> Access:
+    """The store of the tenant the request's key belongs to, and the key's principal."""
+    caller, tenant = _tenant_caller(request, credentials)
+    return Access(_state(request).registry.store(tenant), caller.principal)
 
 
 async def admin_caller(
@@ -80,4 +107,5 @@ async def admin_caller(
 
 
 TenantStore = Annotated[Vigente, Depends(tenant_store)]
+TenantAccess = Annotated[Access, Depends(tenant_access)]
 AdminCaller = Annotated[TenantRegistry, Depends(admin_caller)]

@@ -3,6 +3,8 @@ event or a batch, atomic like ``vigente runtime import``), the conversation grap
 branches, runs and transcript, ``assemble``, ``explain`` (why-not, rebuild, diff) and the purge
 of an account. Each calls ``vg.runtime`` / ``vg.assembly`` of the caller's tenant store, so a
 conversation or an assembly of another tenant is, to this tenant, an id it does not hold: 404.
+The key's role and scope are checked by the application layer (application/roles.py), as MCP's
+are: an agent key's writes are its claims, and it reads only what its participant may see.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query
 from fastapi.responses import JSONResponse
 
+from vigente.api import Vigente
+from vigente.application.roles import check_conversation, service_only
 from vigente.application.runtime import (
     AssembleIn,
     AssemblyIdsOut,
@@ -37,7 +41,7 @@ from vigente.application.runtime import (
     known_conversation,
     recall,
 )
-from vigente.http._deps import TenantStore
+from vigente.http._deps import TenantAccess
 from vigente.http._errors import ERROR_RESPONSES
 from vigente.http._paths import IdRoute
 
@@ -62,27 +66,40 @@ KnownAt = Annotated[
 
 
 
+def _scoped(access: TenantAccess, conversation: str) -> Vigente:
+    """The store, for a conversation in the key's scope that this tenant holds (else 403 or
+    404)."""
+    check_conversation(access.principal, conversation)
+    known_conversation(access.store, conversation)
+    return access.store
+
+
 # -- event log ---------------------------------------------------------------------------------
 @router.post("/runtime/events", response_model=RuntimeImportOut, tags=["runtime"])
-def events(body: RuntimeEventsIn, vg: TenantStore) -> dict[str, Any]:
+def events(body: RuntimeEventsIn, access: TenantAccess) -> dict[str, Any]:
     """Apply a batch of runtime events (RUNTIME.md §1) in order, all or nothing; a refused
-    event is named by its index (`events[3]: …`) and nothing of the batch is written."""
-    return apply_events(vg, [e.model_dump(exclude_none=True) for e in body.events], body.now)
+    event is named by its index (`events[3]: …`) and nothing of the batch is written. An agent
+    key writes no instruction, share or promotion, and what it logs is its claim."""
+    return apply_events(access.store, [e.model_dump(exclude_none=True) for e in body.events],
+                        body.now, principal=access.principal)
 
 
 @router.post("/runtime/event", response_model=RuntimeImportOut, tags=["runtime"])
-def event(body: RuntimeEventIn, vg: TenantStore) -> dict[str, Any]:
+def event(body: RuntimeEventIn, access: TenantAccess) -> dict[str, Any]:
     """Apply one runtime event (RUNTIME.md §1)."""
-    return apply_events(vg, [body.model_dump(exclude_none=True)], batch=False)
+    return apply_events(access.store, [body.model_dump(exclude_none=True)], batch=False,
+                        principal=access.principal)
 
 
 # -- conversation reads ------------------------------------------------------------------------
 @router.get("/conversations", response_model=ConversationsOut, tags=["runtime"])
 def conversations(
-    vg: TenantStore,
+    access: TenantAccess,
     account: Annotated[str | None, Query(min_length=1, max_length=1024)] = None,
 ) -> dict[str, Any]:
-    """The conversations this tenant holds (of one account, with ``account``)."""
+    """The conversations this tenant holds (of one account, with ``account``; an agent key
+    scoped to a conversation sees that one only)."""
+    vg, scope = access.store, access.principal.conversation
     return {
         "conversations": [
             {
@@ -92,6 +109,7 @@ def conversations(
                 "known_from": c.known_from.isoformat(),
             }
             for c in vg.runtime.conversations(account)
+            if scope is None or c.id == scope
         ]
     }
 
@@ -100,10 +118,10 @@ def conversations(
     "/conversations/{conversation:path}/branches", response_model=BranchesOut, tags=["runtime"]
 )
 def branches(
-    conversation: ConversationId, vg: TenantStore, known_at: KnownAt = None
+    conversation: ConversationId, access: TenantAccess, known_at: KnownAt = None
 ) -> dict[str, Any]:
     """The branches of a conversation: each one's parent and the message it forks after."""
-    known_conversation(vg, conversation)
+    vg = _scoped(access, conversation)
     g = vg.runtime.graph(conversation, known_at=known_at)
     return {
         "conversation": conversation,
@@ -123,12 +141,12 @@ def branches(
 @router.get("/conversations/{conversation:path}/runs", response_model=RunsOut, tags=["runtime"])
 def runs(
     conversation: ConversationId,
-    vg: TenantStore,
+    access: TenantAccess,
     known_at: KnownAt = None,
     branch: Annotated[str | None, Query(min_length=1, max_length=1024)] = None,
 ) -> dict[str, Any]:
     """The model runs of a conversation (of one branch and its ancestry, with ``branch``)."""
-    known_conversation(vg, conversation)
+    vg = _scoped(access, conversation)
     g = vg.runtime.graph(conversation, known_at=known_at, branch=branch)
     return {
         "conversation": conversation,
@@ -152,12 +170,12 @@ def runs(
 )
 def transcript(
     conversation: ConversationId,
-    vg: TenantStore,
+    access: TenantAccess,
     branch: Annotated[str, Query(min_length=1, max_length=1024)] = "main",
     known_at: KnownAt = None,
 ) -> dict[str, Any]:
     """The user-visible transcript of a branch (runtime records never appear in it)."""
-    known_conversation(vg, conversation)
+    vg = _scoped(access, conversation)
     messages = vg.runtime.transcript(conversation, branch, known_at=known_at)
     return {
         "conversation": conversation,
@@ -169,6 +187,7 @@ def transcript(
                 "content": m.content,
                 "branch": m.branch_id,
                 "known_from": m.known_from.isoformat(),
+                **({"claimed_by": m.claimed_by} if m.claimed_by else {}),
             }
             for m in messages
         ],
@@ -180,16 +199,16 @@ def transcript(
     response_model=AssemblyIdsOut,
     tags=["assembly"],
 )
-def assemblies(conversation: ConversationId, vg: TenantStore) -> dict[str, Any]:
+def assemblies(conversation: ConversationId, access: TenantAccess) -> dict[str, Any]:
     """The recorded assemblies of a conversation, oldest first."""
-    known_conversation(vg, conversation)
+    vg = _scoped(access, conversation)
     return {"conversation": conversation, "assemblies": vg.store.runtime_assembly_ids(conversation)}
 
 
 @router.get("/conversations/{conversation:path}", response_model=GraphOut, tags=["runtime"])
 def graph(
     conversation: ConversationId,
-    vg: TenantStore,
+    access: TenantAccess,
     known_at: KnownAt = None,
     branch: Annotated[
         str | None,
@@ -198,8 +217,10 @@ def graph(
     content: Annotated[bool, Query(description="include message and result content")] = True,
 ) -> dict[str, Any]:
     """The conversation graph as known at ``known_at``: branches, runs, messages, tool calls,
-    artifacts, memories and links, in graph order."""
-    known_conversation(vg, conversation)
+    artifacts, memories and links, in graph order: every participant's (a service key's
+    read)."""
+    service_only(access.principal, "the conversation graph")
+    vg = _scoped(access, conversation)
     return vg.runtime.graph(conversation, known_at=known_at, branch=branch).as_dict(content=content)
 
 
@@ -207,41 +228,41 @@ def graph(
 @router.post(
     "/assemble", response_model=AssemblyOut, response_model_by_alias=True, tags=["assembly"]
 )
-def assemble_endpoint(body: AssembleIn, vg: TenantStore) -> dict[str, Any]:
+def assemble_endpoint(body: AssembleIn, access: TenantAccess) -> dict[str, Any]:
     """Build (and record) the next model request of ``participant`` on ``branch`` under the
     policy: the messages, what was included as what, what was omitted and why, and its tokens
     against transcript replay (RUNTIME.md §2)."""
-    return assemble(vg, body)
+    return assemble(access.store, body, access.principal)
 
 
 @router.get("/assemblies/{assembly_id:path}/why-not", response_model=WhyNotOut, tags=["assembly"])
 def why_not(
     assembly_id: AssemblyId,
-    vg: TenantStore,
+    access: TenantAccess,
     ref: Annotated[str, Query(min_length=1, max_length=1024, description="a record id")],
 ) -> dict[str, Any]:
     """Why ``ref`` did not reach the model in this assembly: its reason and rule, or why it
     was never a candidate (``candidate`` false)."""
-    return explain(vg, assembly_id, why_not=ref)
+    return explain(access.store, assembly_id, why_not=ref, principal=access.principal)
 
 
 @router.get("/assemblies/{assembly_id:path}/rebuild", response_model=RebuildOut, tags=["assembly"])
-def rebuild(assembly_id: AssemblyId, vg: TenantStore) -> dict[str, Any]:
+def rebuild(assembly_id: AssemblyId, access: TenantAccess) -> dict[str, Any]:
     """Assemble again from the stored snapshot and policy (nothing is stored): does the
     selection match?"""
-    return explain(vg, assembly_id, rebuild=True)
+    return explain(access.store, assembly_id, rebuild=True, principal=access.principal)
 
 
 @router.get("/assemblies/{assembly_id:path}/diff", response_model=DiffOut, tags=["assembly"])
 def diff(
     assembly_id: AssemblyId,
-    vg: TenantStore,
+    access: TenantAccess,
     before: Annotated[
         str, Query(min_length=1, max_length=1024, description="the earlier assembly's id")
     ],
 ) -> dict[str, Any]:
     """What changed from assembly ``before`` to this one: added, removed (and why), changed."""
-    return explain(vg, assembly_id, diff_from=before)
+    return explain(access.store, assembly_id, diff_from=before, principal=access.principal)
 
 
 @router.get(
@@ -250,10 +271,10 @@ def diff(
     response_model_by_alias=True,
     tags=["assembly"],
 )
-def explain_endpoint(assembly_id: AssemblyId, vg: TenantStore) -> dict[str, Any]:
+def explain_endpoint(assembly_id: AssemblyId, access: TenantAccess) -> dict[str, Any]:
     """A recorded assembly: policy, snapshot, included (as what) and omitted (why), tokens and
-    timings (RUNTIME.md §3)."""
-    return explain(vg, assembly_id)
+    timings (RUNTIME.md §3); a claim's decision names its writer (``claimed_by``)."""
+    return explain(access.store, assembly_id, principal=access.principal)
 
 
 # -- erasure -----------------------------------------------------------------------------------
@@ -262,7 +283,7 @@ def explain_endpoint(assembly_id: AssemblyId, vg: TenantStore) -> dict[str, Any]
                                 "description": "rows deleted; the files are not clean yet"}})
 def purge_account(
     account: AccountId,
-    vg: TenantStore,
+    access: TenantAccess,
     dry_run: Annotated[
         bool, Query(description="say what would be deleted; delete nothing")
     ] = False,
@@ -271,7 +292,8 @@ def purge_account(
     memories, assemblies), leaving none of their text in the store. 200: done, and the store
     checked its files; 202: the rows are deleted but the files could not yet be cleaned (a
     reader held an old snapshot): `compaction` says why; send the DELETE again to finish."""
-    report = vg.runtime.purge_account(account, dry_run=dry_run)
+    service_only(access.principal, "an account's purge")
+    report = access.store.runtime.purge_account(account, dry_run=dry_run)
     body: dict[str, Any] = {
         "account": report.account,
         "conversations": list(report.conversations),
@@ -287,9 +309,11 @@ def purge_account(
 
 
 @router.post("/recall", response_model=RecallOut, tags=["runtime"])
-def recall_endpoint(body: RecallIn, vg: TenantStore) -> dict[str, Any]:
+def recall_endpoint(body: RecallIn, access: TenantAccess) -> dict[str, Any]:
     """The messages, memories and tool results of a conversation (or of all an account's)
     most relevant to ``query``, as known at ``known_at``: every hit is a record known by
     then, with its knowledge time. While the server loads the embedding model at start,
-    ``semantic`` and ``hybrid`` get 503 ``model_loading`` and ``auto`` ranks by words."""
-    return recall(vg, body)
+    ``semantic`` and ``hybrid`` get 503 ``model_loading`` and ``auto`` ranks by words. An
+    agent key recalls one participant's view of one branch (its scope fills what is left
+    out)."""
+    return recall(access.store, body, access.principal)

@@ -18,6 +18,7 @@ from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any
 
 from vigente.api import Vigente
+from vigente.application.roles import Principal, check_role
 from vigente.mcp_server._server import INSTRUCTIONS, build_server
 
 if TYPE_CHECKING:
@@ -27,9 +28,14 @@ if TYPE_CHECKING:
 __all__ = ["INSTRUCTIONS", "build_server", "http_app", "serve_stdio"]
 
 
-def serve_stdio(vg: Vigente) -> None:
-    """Serve ``vg`` over stdio until the client closes the stream."""
-    build_server(lambda _ctx: vg).run("stdio")
+def serve_stdio(vg: Vigente, *, conversation: str | None = None,
+                participant: str | None = None) -> None:
+    """Serve ``vg`` over stdio until the client closes the stream. The client is a model's:
+    its role is ``agent`` (application/roles.py), scoped to ``conversation`` and
+    ``participant`` when given."""
+    check_role("agent", conversation, participant)
+    principal = Principal("agent", "vigente mcp", conversation, participant)
+    build_server(lambda _ctx: vg, lambda _ctx: principal).run("stdio")
 
 
 def http_app(

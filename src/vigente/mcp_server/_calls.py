@@ -15,9 +15,12 @@ from pydantic import ValidationError
 from vigente import telemetry
 from vigente.api import Vigente
 from vigente.application.errors import ApiError
+from vigente.application.roles import Principal
 from vigente.errors import VigenteError
 
 __all__ = [
+    "STDIO",
+    "PrincipalOf",
     "READ",
     "WRITE",
     "Resolver",
@@ -25,11 +28,17 @@ __all__ = [
     "Tool",
     "ToolResult",
     "resource_of",
+    "principal",
     "result_of",
     "store",
 ]
 
 Resolver = Callable[[Context], Vigente]
+#: Who a request's tools act as: the key's principal over HTTP, ``vigente mcp``'s over stdio.
+PrincipalOf = Callable[[Context], Principal]
+
+#: ``vigente mcp`` unscoped: a model-facing client of a local store.
+STDIO = Principal("agent", "vigente mcp")
 T = TypeVar("T")
 
 READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
@@ -54,16 +63,23 @@ class Tool(NamedTuple):
 
 class StoreServer(MCPServer[Any]):
     """The SDK's server, holding ``resolve``: how a request's tools find their store (the
-    store given to ``vigente mcp``, or over HTTP the store of the caller's tenant)."""
+    store given to ``vigente mcp``, or over HTTP the store of the caller's tenant), and
+    ``principal_of``: who they act as (application/roles.py)."""
 
-    def __init__(self, resolve: Resolver, **options: Any) -> None:
+    def __init__(self, resolve: Resolver, principal_of: PrincipalOf, **options: Any) -> None:
         super().__init__(**options)
         self.resolve = resolve
+        self.principal_of = principal_of
 
 
 def store(ctx: Context) -> Vigente:
     """The store the request ``ctx`` serves reads and writes."""
     return cast(StoreServer, ctx.mcp_server).resolve(ctx)
+
+
+def principal(ctx: Context) -> Principal:
+    """Who the request ``ctx`` acts as: its role decides what it may write and read."""
+    return cast(StoreServer, ctx.mcp_server).principal_of(ctx)
 
 
 def _compact(data: dict[str, Any]) -> CallToolResult:

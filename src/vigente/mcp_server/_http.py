@@ -2,7 +2,8 @@
 
 A gate in front of the SDK's endpoint checks the bearer key and the key's rate limit (the HTTP
 API's own, so a key has one budget for both surfaces) and refuses with the HTTP API's error
-shape; the tools then find the tenant's store from the same header of the request they serve.
+shape; the tools then find the tenant's store, and the key's role and scope, from the same
+header of the request they serve.
 The endpoint is stateless (each POST is answered on its own, as JSON), so any server process
 can answer any request.
 """
@@ -27,7 +28,8 @@ from vigente.mcp_server._server import build_server
 
 if TYPE_CHECKING:
     from vigente.application.access import ServiceState
-    from vigente.application.tenants import TenantRegistry
+    from vigente.application.roles import Principal
+    from vigente.application.tenants import Caller, TenantRegistry
 
 __all__ = ["http_endpoint"]
 
@@ -43,15 +45,24 @@ def _token(authorization: str | None) -> str | None:
 def http_endpoint(
     registry: TenantRegistry, state: ServiceState, *, host: str
 ) -> tuple[Any, Callable[[], AbstractAsyncContextManager[None]]]:
-    def resolve(ctx: Context) -> Vigente:
+    def caller(ctx: Context) -> Caller:
         headers = ctx.headers or {}
         token = _token(headers.get("authorization"))
-        caller = None if token is None else registry.authenticate(token)
-        if caller is None or caller.tenant is None:
+        found = None if token is None else registry.authenticate(token)
+        if found is None or found.tenant is None:
             raise ToolError("this request has no tenant API key: send Authorization: Bearer")
-        return registry.store(caller.tenant)
+        return found
 
-    server = build_server(resolve)
+    def resolve(ctx: Context) -> Vigente:
+        tenant = caller(ctx).tenant
+        assert tenant is not None
+        return registry.store(tenant)
+
+    def principal_of(ctx: Context) -> Principal:
+        # the key's role and scope, the same as over the HTTP API (application/roles.py)
+        return caller(ctx).principal
+
+    server = build_server(resolve, principal_of)
     starlette_app = server.streamable_http_app(
         streamable_http_path="/mcp", stateless_http=True, json_response=True, host=host
     )

@@ -19,7 +19,7 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 
 from vigente import telemetry
-from vigente.mcp_server._calls import Resolver, StoreServer, Tool
+from vigente.mcp_server._calls import STDIO, PrincipalOf, Resolver, StoreServer, Tool
 from vigente.mcp_server._evidence_tools import EVIDENCE_TOOLS
 from vigente.mcp_server._resources import register_resources
 from vigente.mcp_server._runtime_tools import RUNTIME_TOOLS
@@ -66,13 +66,16 @@ class _ToolTiming:
                                        status, time.perf_counter() - started)
 
 
-def build_server(resolve: Resolver) -> MCPServer:
-    """An MCP server whose tools and resources read and write the store ``resolve`` gives."""
+def build_server(resolve: Resolver, principal_of: PrincipalOf | None = None) -> MCPServer:
+    """An MCP server whose tools and resources read and write the store ``resolve`` gives,
+    acting as ``principal_of`` says (default: an unscoped agent, ``vigente mcp``: an MCP
+    client is model-facing)."""
     from vigente import __version__
 
     timing = _ToolTiming()
     server = StoreServer(
         resolve,
+        principal_of or (lambda _ctx: STDIO),
         name="vigente",
         title="vigente evidence store",
         description="What an agent may treat as true, for which date, as known when.",

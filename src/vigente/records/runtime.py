@@ -211,6 +211,9 @@ class Message:
     run_id: str | None = None
     participant_id: str | None = None
     visibility: str = "branch"
+    #: Who logged it when a model-facing writer did (an agent key, ``vigente mcp``): the
+    #: writer's claim, labelled so in a request and in ``explain`` (application/roles.py)
+    claimed_by: str | None = None
     seq: int = 0
 
 
@@ -228,6 +231,7 @@ class ToolCall:
     name: str
     arguments: dict[str, Any]
     visibility: str = "participant"
+    claimed_by: str | None = None  # a model-facing writer's claim (see Message)
     seq: int = 0
 
 
@@ -261,6 +265,7 @@ class ToolArtifact:
     provider: str | None = None
     tool_version: str | None = None
     is_error: bool = False
+    claimed_by: str | None = None  # a model-facing writer's claim (see Message)
     seq: int = 0
 
 
@@ -317,6 +322,8 @@ class ToolMemory:
     #: What the redaction step took out of the result before the extractor read it: one
     #: ``{"rule", "path"}`` per credential (the rule that matched and where, never the value).
     redactions: tuple[dict[str, str], ...] = ()
+    #: a model-facing writer's claim: written by one, or derived from a result one logged
+    claimed_by: str | None = None
     seq: int = 0
 
     def is_stale(self, at: Instant) -> bool:
@@ -339,6 +346,9 @@ class UserMemory:
     privacy: str = "user"
     visibility: str = "conversation"
     supersedes: tuple[str, ...] = ()
+    #: written by a model-facing writer, or citing a message one logged: then not "from the
+    #: user's own messages"
+    claimed_by: str | None = None
     seq: int = 0
 
 
@@ -472,6 +482,8 @@ def to_record(node: Node) -> RuntimeRecord:
         if f.name in ("conversation_id", "id", "known_from", "seq"):
             continue
         value = getattr(node, f.name)
+        if f.name == "claimed_by" and value is None:
+            continue  # a trusted writer's row stays as it was before claims were labelled
         if f.name in _COLUMNS:
             columns[f.name] = value
         else:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -199,12 +200,13 @@ EVENTS: dict[str, Callable[[Runtime, dict[str, Any], Instant | None], None]] = {
 
 
 def untrusted_refusal(event: dict[str, Any]) -> str | None:
-    """Why a model-facing writer (an MCP tool, a model's own output) may not write ``event``,
-    or None: instructions (a ``system`` message, a skill state) and the claim that a tool is
-    read-only come only from trusted writers (DESIGN.md, invariant 10)."""
+    """Why a model-facing writer (an agent key, ``vigente mcp``, a model's own output) may
+    not write ``event``, or None: instructions (a ``system`` message, a skill state), the
+    claim that a tool is read-only, recovery state (a checkpoint) and who sees what (a share,
+    a promotion) come only from trusted writers (DESIGN.md, invariants 7 and 10)."""
     kind = event.get("event")
     how = ("write it through a trusted writer instead: `vigente runtime import`, the HTTP API "
-           "(POST /v1/events) or vg.runtime in the application")
+           "with a service key (POST /v1/runtime/events) or vg.runtime in the application")
     if kind == "message" and event.get("role") == "system":
         return (f"a model-facing writer cannot record a system message (instructions come "
                 f"only from trusted writers): record it with role user or assistant, or {how}")
@@ -214,6 +216,14 @@ def untrusted_refusal(event: dict[str, Any]) -> str | None:
     if kind == "tool" and event.get("read_only") not in (None, False):
         return ("a model-facing writer cannot declare a tool read-only (only a read-only tool "
                 "is ever suggested to a model to run again): " + how)
+    if kind == "checkpoint":
+        return ("a model-facing writer cannot record a checkpoint (recovery state is kept "
+                "whatever the budget and resumed from: the application's runtime writes it): "
+                + how)
+    if kind in ("share", "promote"):
+        return (f"a model-facing writer cannot record a {kind} (it makes one participant's "
+                "or a subagent's records visible to another: the application decides what "
+                "each participant may see): " + how)
     if kind == "memory" and event.get("record_as_fact") not in (None, False):
         return ("a model-facing writer cannot record a memory as a fact of the account (kernel "
                 "facts outlive an account purge: the application opts in, "
@@ -243,10 +253,13 @@ def apply_event(rt: Runtime, event: dict[str, Any], at: Instant | None, *,
 
 
 def import_events(rt: Runtime, source: str | Path | Iterable[bytes | str], *,
-                  now: Instant | None = None, trusted: bool = True) -> RuntimeImportReport:
+                  now: Instant | None = None, trusted: bool = True,
+                  writer: str | None = None) -> RuntimeImportReport:
     """Import an event log atomically; a bad line names its number and nothing is written.
-    ``trusted`` false: the log comes from a model-facing writer, which may not write
-    instructions (see :func:`untrusted_refusal`)."""
+    ``trusted`` false: the log comes from a model-facing writer (named by ``writer``), which
+    may not write instructions (see :func:`untrusted_refusal`), and whose messages, tool
+    calls, results and memories are recorded as its claims (``Runtime.claims_of``)."""
+    claims = nullcontext() if trusted else rt.claims_of(writer or "a model-facing writer")
     lines = read_lines(source) if isinstance(source, str | Path) else source
     # An event without "at" takes the previous event's; before any "at", the import's clock
     # (``now``) or, without one, the moment its record is written, read inside the
@@ -255,7 +268,7 @@ def import_events(rt: Runtime, source: str | Path | Iterable[bytes | str], *,
     counts: Counter[str] = Counter()
     conversations: dict[str, None] = {}
     order, warnings = _RunOrder(), []
-    with rt.transaction():
+    with claims, rt.transaction():
         for number, event in json_objects(lines):
             warning = order.see(number, event)
             if warning is not None:

@@ -957,7 +957,8 @@ def redact_memory(node: Any) -> tuple[Any, tuple[Redaction, ...]]:
         return found[1], found[2]
     summary, in_summary = redact_text(node.summary, "summary")
     facts, in_facts = redact_value(node.facts, "facts")
-    changes, in_notes = _notes(node)
+    notes, in_notes = _notes(node)
+    changes: dict[str, Any] = dict(notes)
     if in_summary and getattr(node, "unsupported", ()):
         # a claim's unsupported values quote its summary: one inside a credential is named so
         changes["unsupported"] = tuple(

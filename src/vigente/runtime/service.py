@@ -10,6 +10,7 @@ a self-superseding memory are refused with what to do instead.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import json
 import threading
@@ -152,6 +153,26 @@ class Runtime(RuntimeReads):
         finally:
             self._local.unit = None
         self.store.end_runtime_blobs(True)
+
+    @contextmanager
+    def claims_of(self, writer: str) -> Iterator[None]:
+        """Record the messages, tool calls, tool results and memories written inside the block
+        as ``writer``'s claims (a model-facing writer: an agent key, ``vigente mcp``): each is
+        kept with ``claimed_by``, reaches a model labelled so, and never displaces what a
+        trusted writer logged (application/roles.py)."""
+        previous = getattr(self._local, "claimant", None)
+        self._local.claimant = writer
+        try:
+            yield
+        finally:
+            self._local.claimant = previous
+
+    def _claimant(self, claimed_by: str | None = None) -> str | None:
+        """Whose claim a record written now is: ``claimed_by``, else the block's writer."""
+        if claimed_by is not None:
+            return utf8_text("claimed_by", claimed_by)
+        writer: str | None = getattr(self._local, "claimant", None)
+        return writer
 
     def _unit(self) -> _Unit | None:
         unit: _Unit | None = getattr(self._local, "unit", None)
@@ -355,10 +376,11 @@ class Runtime(RuntimeReads):
 
     # -- transcript ------------------------------------------------------------------------
     def record_message(self, conversation: str, message: str, *, branch: str, role: str,
-                       content: str, run: str | None = None, at: TimeLike | None = None
-                       ) -> Message:
+                       content: str, run: str | None = None, at: TimeLike | None = None,
+                       claimed_by: str | None = None) -> Message:
         """A node of the user-visible transcript; an assistant answer of a top-level run is
-        branch context, one of a subagent child stays the child's until promoted."""
+        branch context, one of a subagent child stays the child's until promoted.
+        ``claimed_by``: the model-facing writer whose claim it is (see :meth:`claims_of`)."""
         with self.transaction():
             self._conversation(conversation)
             self._absent(conversation, ["message"], message, "message")
@@ -375,16 +397,18 @@ class Runtime(RuntimeReads):
                 if owner.parent_run is not None:
                     visibility = "participant"
             node = Message(conversation, message, self._known(conversation, at), branch, role,
-                           utf8_text("content", content), run, participant, visibility)
+                           utf8_text("content", content), run, participant, visibility,
+                           self._claimant(claimed_by))
             self._append(node)
         return node
 
     # -- tools -----------------------------------------------------------------------------
     def record_tool_call(self, conversation: str, call: str, *, run: str, name: str,
                          arguments: Mapping[str, Any], raw_arguments: str | None = None,
-                         at: TimeLike | None = None) -> ToolCall:
+                         at: TimeLike | None = None, claimed_by: str | None = None
+                         ) -> ToolCall:
         """A call a run asked for (``raw_arguments``: the arguments exactly as the model
-        wrote them, when they were a string)."""
+        wrote them, when they were a string; ``claimed_by``: see :meth:`claims_of`)."""
         with self.transaction():
             self._conversation(conversation)
             self._absent(conversation, ["tool_call"], call, "tool call")
@@ -397,7 +421,7 @@ class Runtime(RuntimeReads):
             json.dumps(args, allow_nan=False)
             node = ToolCall(conversation, call, self._known(conversation, at), run,
                             owner.branch_id, owner.participant_id, check_name("tool name", name),
-                            args)
+                            args, claimed_by=self._claimant(claimed_by))
             self._append(node)
         return node
 
@@ -405,9 +429,12 @@ class Runtime(RuntimeReads):
                            privacy: str = "public", visibility: str = "participant",
                            retry_critical: bool = False, branch: str | None = None,
                            provider: str | None = None, tool_version: str | None = None,
-                           derive: bool = True, at: TimeLike | None = None) -> ToolArtifact:
+                           derive: bool = True, at: TimeLike | None = None,
+                           claimed_by: str | None = None) -> ToolArtifact:
         """Keep a call's raw result (or error) as its artifact before anything truncates it;
-        a successful result gets a memory from the extractor unless ``derive`` is false."""
+        a successful result gets a memory from the extractor unless ``derive`` is false.
+        ``claimed_by`` (see :meth:`claims_of`): a claim answers only a call the same kind of
+        writer logged, never one the application logged (it would take that call's place)."""
         one_of("status", status, STATUSES)
         one_of("privacy", privacy, PRIVACY)
         one_of("visibility", visibility, VISIBILITY)
@@ -418,6 +445,13 @@ class Runtime(RuntimeReads):
                 self._one(conversation, ["tool_call"], call, "call id",
                           "record the tool_call before its result")
             the_call: ToolCall = from_record(found[0])
+            claimant = self._claimant(claimed_by)
+            if claimant is not None and the_call.claimed_by is None:
+                raise InvalidInput(
+                    f"call {call!r} was logged by the application: {claimant} cannot record "
+                    "its result (a claimed result never takes the place of what the "
+                    "application logs); log the call and its result under new ids, as your "
+                    "own claim, or let the application record the result")
             if branch is not None and branch != the_call.branch_id:
                 raise InvalidInput(f"call {call!r} was made on branch {the_call.branch_id!r}: a "
                                    f"result on branch {branch!r} cannot answer it")
@@ -442,12 +476,14 @@ class Runtime(RuntimeReads):
                 conversation, call if not earlier else f"{call}@{len(earlier) + 1}", k, call,
                 run.id, run.branch_id, run.participant_id, the_call.name, status, arg_ref,
                 result_ref, found[0].seq, run.mode, privacy, visibility, bool(retry_critical),
-                (), active, provider, tool_version, status == "failed")
+                (), active, provider, tool_version, status == "failed", claimant)
             nodes: list[Node] = [node]
             if derive and status == "succeeded":
                 memory = memories.derived_memory(self, node, arg_bytes, result_bytes)
                 if memory is not None:
-                    nodes.append(memory)
+                    # the extractor's reading of a claim is the same claim
+                    nodes.append(memory if claimant is None
+                                 else dataclasses.replace(memory, claimed_by=claimant))
             self._append(*nodes)
         return node
 
@@ -476,7 +512,8 @@ class Runtime(RuntimeReads):
                       supersedes: Sequence[str] = (), conflicts_with: Sequence[str] = (),
                       privacy: str | None = None, visibility: str | None = None,
                       writer: str | None = None, record_as_fact: bool = False,
-                      at: TimeLike | None = None) -> ToolMemory | UserMemory:
+                      at: TimeLike | None = None, claimed_by: str | None = None
+                      ) -> ToolMemory | UserMemory:
         """A memory derived from tool calls, artifacts or other memories (``kind="tool"``), or
         a user memory from the user's own messages (``kind="user"``, never from tool output).
         ``supersedes``/``conflicts_with`` name earlier memories of this conversation; the
@@ -492,13 +529,24 @@ class Runtime(RuntimeReads):
 
         ``record_as_fact`` (user memories only; opt-in because an account purge cannot erase
         kernel statements): each fact also becomes a kernel statement about the conversation's
-        account, in the same transaction (``runtime/user_memory.py``, docs/user-memories.md)."""
+        account, in the same transaction (``runtime/user_memory.py``, docs/user-memories.md).
+
+        A memory is a claim (``claimed_by``) when a model-facing writer writes it
+        (:meth:`claims_of`) or when it cites a claim (a user memory of a message an agent key
+        logged is not from the user's own messages): it supersedes no memory that is not a
+        claim itself, and it is never recorded as a fact of the account."""
         sources, supersedes, conflicts_with = memories.checked_references(
             memory, kind, record_as_fact, sources, supersedes, conflicts_with)
         with self.transaction():
             self._conversation(conversation)
             self._absent(conversation, ["memory", "user_memory"], memory, "memory")
             resolved = [memories.memory_source(self, conversation, s, kind) for s in sources]
+            claimant = self._claimant(claimed_by) or next(
+                (str(r.payload["claimed_by"]) for r in resolved if r.payload.get("claimed_by")),
+                None)
+            if claimant is not None:
+                self._no_displacing(conversation, memory, claimant, supersedes,
+                                    conflicts_with, record_as_fact)
             for m in (*supersedes, *conflicts_with):
                 self._one(conversation, ["memory", "user_memory"], m, "memory",
                           "a memory supersedes or conflicts with an earlier memory")
@@ -510,6 +558,8 @@ class Runtime(RuntimeReads):
             owner = next((r for r in resolved if r.participant_id is not None), resolved[0])
             asserted, claims, implicit = memories.supersession(
                 self, conversation, memory, kind, resolved, facts, summary, supersedes)
+            if claimant is not None:  # a claim replaces only claims
+                implicit = tuple(m for m in implicit if self._claimed(conversation, m))
             links = memories.memory_links(conversation, memory, k, supersedes, conflicts_with,
                                           implicit)
             if kind == "user":
@@ -522,12 +572,39 @@ class Runtime(RuntimeReads):
                     observed_at, stale_after, revalidate_with, confidence, confidence_source,
                     confidence_reason, (*supersedes, *implicit), conflicts_with, privacy,
                     visibility, writer or "api", asserted, claims)
+            if claimant is not None:
+                node = dataclasses.replace(node, claimed_by=claimant)
             if as_facts is not None:  # refused by the kernel: nothing of the memory is written
                 from vigente.runtime.user_memory import write_facts
 
                 write_facts(self.store, memory, as_facts)
             self._append(node, *links)
         return node
+
+    def _claimed(self, conversation: str, memory: str) -> bool:
+        found = self._find(conversation, ["memory", "user_memory"], record_ids=[memory])
+        return bool(found and found[-1].payload.get("claimed_by"))
+
+    def _no_displacing(self, conversation: str, memory: str, claimant: str,
+                       supersedes: Sequence[str], conflicts_with: Sequence[str],
+                       record_as_fact: bool) -> None:
+        """Refuse a claim that would displace what a trusted writer logged: superseding a
+        memory that is not a claim, marking one as in conflict with it (the trusted reading
+        would go to the model disputed), or becoming a fact of the account."""
+        if record_as_fact:
+            raise InvalidInput(
+                f"memory {memory!r} is {claimant}'s claim (written by it, or citing what it "
+                "logged): a claim is never recorded as a fact of the account; leave out "
+                "record_as_fact")
+        for field, ids, verb in (("supersedes", supersedes, "supersede"),
+                                 ("conflicts_with", conflicts_with, "conflict with")):
+            for m in ids:
+                if self._find(conversation, ["memory", "user_memory"], record_ids=[m]) and \
+                        not self._claimed(conversation, m):
+                    raise InvalidInput(
+                        f"memory {memory!r} is {claimant}'s claim: it cannot {verb} {m!r}, "
+                        "which the application logged (a claim never displaces a trusted "
+                        f"writer's record); leave it out of {field}")
 
     # -- skills, checkpoints, promotions, shares -------------------------------------------
     def record_skill_state(self, conversation: str, run: str, *, skills: Sequence[str],
@@ -660,15 +737,16 @@ class Runtime(RuntimeReads):
     # -- imports and erasure ---------------------------------------------------------------
     @telemetry.traced("vigente.events.import")
     def import_events(self, source: str | Path | Iterable[bytes | str], *,
-                      now: TimeLike | None = None, trusted: bool = True
-                      ) -> RuntimeImportReport:
+                      now: TimeLike | None = None, trusted: bool = True,
+                      writer: str | None = None) -> RuntimeImportReport:
         """Import an event log (``RUNTIME.md``) atomically; a bad line names its number.
-        ``trusted=False`` for a log a model wrote (an MCP tool): it may not write system
-        messages, skill states or read-only tool declarations."""
+        ``trusted=False`` for a log a model wrote (an MCP tool, an agent key; ``writer`` names
+        it): it may not write system messages, skill states, read-only tool declarations,
+        shares or promotions, and what it logs is recorded as its claim."""
         from vigente.runtime.events import import_events
 
         report = import_events(self, source, now=None if now is None else self.instant(now),
-                               trusted=trusted)
+                               trusted=trusted, writer=writer)
         telemetry.record_import(report.by_kind)
         telemetry.annotate({"vigente.events.count": report.events,
                             "vigente.events.conversations": len(report.conversations),

@@ -341,13 +341,16 @@ def extract_user_memories(rt: Runtime, conversation: str, *,
             if not facts:
                 continue
             memory_id = _fresh_id(f"{p.sources[0]}#user", ids)
+            # a message a model-facing writer logged is its claim, not the user's word: a
+            # memory of it replaces no memory of the user's own messages, and is no fact
+            claimed = any(messages[s].claimed_by for s in p.sources)
             replaces = [m.id for m in held if m.id not in superseded and m.facts
-                        and set(m.facts) <= set(p.facts)]
+                        and set(m.facts) <= set(p.facts) and (not claimed or m.claimed_by)]
             node = rt.record_memory(conversation, memory_id, sources=p.sources,
                                     summary=redact_text(p.summary, "summary")[0],
                                     facts=facts, kind="user",
                                     supersedes=replaces, observed_at=said_at(p),
-                                    record_as_fact=record_as_fact)
+                                    record_as_fact=record_as_fact and not claimed)
             assert isinstance(node, UserMemory)
             recorded.append(node)
             held.append(node)

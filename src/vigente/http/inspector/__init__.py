@@ -63,6 +63,13 @@ def install(app: FastAPI) -> None:
                 status=403,
                 error="the admin key manages tenants and keys only: enter a tenant's API key",
             )
+        if not caller.principal.trusted:
+            return login_page(
+                target,
+                status=403,
+                error="an agent key is a model's: the inspector shows every participant's "
+                "records, so it takes a service key",
+            )
         response = RedirectResponse(target, status_code=303)
         response.set_cookie(
             COOKIE,

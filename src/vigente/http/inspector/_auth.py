@@ -19,6 +19,7 @@ from fastapi import Request
 from vigente.api import Vigente
 from vigente.application.access import ServiceState, caller_of
 from vigente.application.errors import ApiError
+from vigente.application.roles import service_only
 from vigente.http._deps import client_of
 
 __all__ = ["COOKIE", "LoginRequired", "PageError", "Viewer", "check_origin", "safe_next", "viewer"]
@@ -97,6 +98,10 @@ def viewer(request: Request) -> Viewer:
             "the admin key manages tenants and keys only: log in with a tenant's API key "
             "(POST /v1/admin/tenants/NAME/keys creates one)",
         )
+    try:  # the inspector shows every participant's records: an operator's, never a model's
+        service_only(caller.principal, "the inspector")
+    except ApiError as exc:
+        raise PageError(exc.status, exc.message) from None
     return Viewer(caller.tenant, state.registry.store(caller.tenant))
 
 
