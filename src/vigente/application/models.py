@@ -12,6 +12,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from vigente.errors import unknown_fields_message
+
 __all__ = [
     "AskRequest",
     "DecisionOut",
@@ -88,7 +90,22 @@ def _has_nul(value: Any) -> bool:
 
 
 class _In(BaseModel):
+    """A request body: a field it does not take is refused, named with the closest one it
+    takes and all of them (one error per object, however many fields it holds: a body of
+    10,000 unknown keys costs one message, not 10,000)."""
+
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_fields(cls, data: Any) -> Any:
+        if isinstance(data, dict) and cls.model_config.get("extra") == "forbid":
+            known = _field_names(cls)
+            unknown = [key for key in data if key not in known]
+            if unknown:
+                raise ValueError(unknown_fields_message(
+                    [str(key) for key in unknown], list(known), "this object"))
+        return data
 
     @model_validator(mode="before")
     @classmethod
@@ -97,6 +114,18 @@ class _In(BaseModel):
         if _has_nul(data):
             raise ValueError("a string contains NUL (\\u0000), which no store can hold: remove it")
         return data
+
+
+def _field_names(model: type[BaseModel]) -> dict[str, None]:
+    """The names ``model`` takes in a body, in its order: each field's alias, or its name."""
+    names: dict[str, None] = {}
+    by_name = bool(model.model_config.get("populate_by_name"))
+    for name, field in model.model_fields.items():
+        if field.alias is not None:
+            names[field.alias] = None
+        if field.alias is None or by_name:
+            names[name] = None
+    return names
 
 
 class _Out(BaseModel):

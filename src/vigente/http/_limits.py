@@ -12,7 +12,15 @@ import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from vigente.jsonlimits import JSONTooDeep, check_json_depth
+import anyio.to_thread
+
+from vigente.jsonlimits import (
+    JSON_LIMITS,
+    JSONLimitExceeded,
+    JSONLimits,
+    JSONTooDeep,
+    check_json_limits,
+)
 
 __all__ = ["BodySizeLimit"]
 
@@ -25,17 +33,25 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 _NO_BODY = frozenset({"GET", "HEAD", "OPTIONS"})
 # a refused body up to this size is read and dropped before the 413 goes out
 DRAIN_BYTES = 1 << 20
+# a JSON body larger than this is measured in a worker thread: the measure is a handful of
+# C calls of a few milliseconds each, between which the event loop answers other requests
+MEASURE_INLINE_BYTES = 1 << 16
 
 
 class BodySizeLimit:
     """ASGI middleware: refuse a request body larger than ``max_bytes`` with 413, before the
     application reads any of it (a declared Content-Length is checked first, then the bytes as
-    they arrive); and a JSON body nested deeper than ``MAX_JSON_DEPTH`` with 400
-    ``json_too_deep``, before anything parses or walks it."""
+    they arrive); and a JSON body past one of the bounds of :class:`~vigente.jsonlimits.
+    JSONLimits` before anything parses or walks it: nested deeper than ``depth``, 400
+    ``json_too_deep``; more members in one object, members, values, strings or digits of one
+    number than allowed, 413 ``json_too_large``. Every endpoint sits behind it, ``/mcp``
+    too (a JSON-RPC message is a body)."""
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int,
+                 json_limits: JSONLimits = JSON_LIMITS) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.json_limits = json_limits
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] in _NO_BODY:
@@ -78,9 +94,13 @@ class BodySizeLimit:
         body = b"".join(chunks)
         if body and _is_json(headers.get(b"content-type")):
             try:
-                check_json_depth(body)
-            except JSONTooDeep as exc:
-                await _send_error(send, 400, "json_too_deep", str(exc), close=False)
+                if len(body) <= MEASURE_INLINE_BYTES:
+                    check_json_limits(body, self.json_limits)
+                else:
+                    await anyio.to_thread.run_sync(check_json_limits, body, self.json_limits)
+            except JSONLimitExceeded as exc:
+                status = 400 if isinstance(exc, JSONTooDeep) else 413
+                await _send_error(send, status, exc.code, str(exc), close=False)
                 return
         replayed = False
 

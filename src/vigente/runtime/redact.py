@@ -41,6 +41,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from vigente.records.runtime import when_forgotten
+
 __all__ = ["RULES", "Redaction", "card_number", "redact_content", "redact_memory", "redact_text",
            "redact_value"]
 
@@ -285,6 +287,7 @@ def _card_like(item: Any) -> bool:
 
 _CACHE: dict[tuple[str, str], tuple[str, tuple[Redaction, ...]]] = {}
 _CACHE_LIMIT = 4_096
+when_forgotten(_CACHE.clear)  # a purge (in any process) forgets the texts kept here
 
 
 def redact_content(text: str, encoding: str, sha256: str | None = None
@@ -328,6 +331,7 @@ _NOT_JSON = object()
 
 
 _MEMORIES: dict[int, tuple[Any, Any, tuple[Redaction, ...]]] = {}
+when_forgotten(_MEMORIES.clear)
 
 
 def redact_memory(node: Any) -> tuple[Any, tuple[Redaction, ...]]:
