@@ -145,10 +145,11 @@ def _unescaped(raw: bytes) -> bytes:
 
 
 def _structure(plain: bytes) -> bytes:
-    """An unescaped text with its strings cut out (the quotes go too)."""
+    """An unescaped text with each string cut down to ``_`` (so that ``[""]`` stays a
+    container with an item)."""
     if b'"' not in plain:
         return plain
-    return b"".join(plain.split(b'"')[0::2])
+    return b"_".join(plain.split(b'"')[0::2])
 
 
 def _depth_of(structure: bytes, stop_above: int | None) -> int:

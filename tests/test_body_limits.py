@@ -1,0 +1,258 @@
+"""Bounded cost for any body (issue 35): the shape of a JSON text is measured before anything
+parses it, agreeing with ``json.loads`` on what it counts; every hostile shape is refused
+with its bound named, over HTTP and MCP over HTTP, in the one error shape; and unknown fields
+are refused, naming the closest known one, on every event surface and request body."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.http_server import running
+from vigente import Vigente
+from vigente.errors import ImportFileError
+from vigente.http import ServiceConfig, create_app
+from vigente.jsonlimits import (
+    JSON_LIMITS,
+    JSONLimitExceeded,
+    JSONLimits,
+    JSONShape,
+    check_json_limits,
+    json_shape,
+)
+
+ADMIN_KEY = "test-admin-key-0123456789abcdef"
+ADMIN = {"Authorization": f"Bearer {ADMIN_KEY}"}
+
+
+# -- the measure agrees with the parser -----------------------------------------------------
+def _reference(text: str) -> JSONShape:
+    """What json.loads builds, counted by walking it (numbers by their text)."""
+    numbers: list[int] = []
+
+    def number(kind: type) -> Any:
+        def parse(s: str) -> Any:
+            numbers.append(len(s))
+            return kind(s)
+        return parse
+
+    value = json.loads(text, parse_int=number(int), parse_float=number(float))
+    depth = widest = keys = values = strings = 0
+    pending = [(value, 1)]
+    while pending:
+        current, level = pending.pop()
+        values += 1
+        if isinstance(current, str):
+            strings += 1
+        elif isinstance(current, dict):
+            depth = max(depth, level)
+            widest = max(widest, len(current))
+            keys += len(current)
+            strings += len(current)
+            pending.extend((v, level + 1) for v in current.values())
+        elif isinstance(current, list):
+            depth = max(depth, level)
+            pending.extend((v, level + 1) for v in current)
+    return JSONShape(depth, widest, keys, values, strings, max(numbers, default=0))
+
+
+_tricky = st.text(alphabet='[]{}"\\:,0123456789eE.-+ truefalsn\u00e9\u4e2d\n', max_size=8)
+_scalars = (st.none() | st.booleans() | st.integers() | _tricky
+            | st.floats(allow_nan=False, allow_infinity=False))
+_json = st.recursive(
+    _scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_tricky, inner, max_size=4),
+    max_leaves=40,
+)
+_layouts = st.sampled_from([
+    {}, {"separators": (",", ":")}, {"indent": 1}, {"ensure_ascii": False},
+])
+
+
+@settings(max_examples=300, deadline=None)
+@given(_json, _layouts)
+def test_the_measure_agrees_with_json_loads(value: Any, layout: dict[str, Any]) -> None:
+    """Brackets, colons, commas, quotes, backslashes and digits inside strings never count."""
+    text = json.dumps(value, **layout)
+    assert json_shape(text) == _reference(text)
+    assert json_shape(text.encode()) == _reference(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_json, _layouts, st.data())
+def test_a_body_is_refused_exactly_when_it_passes_a_bound(
+    value: Any, layout: dict[str, Any], data: st.DataObject,
+) -> None:
+    text = json.dumps(value, **layout)
+    shape = _reference(text)
+    measured = {"depth": shape.depth, "members": shape.widest, "keys": shape.keys,
+                "values": shape.values, "strings": shape.strings,
+                "number_chars": shape.longest_number}
+    limits = JSONLimits(**{name: data.draw(st.integers(max(0, n - 2), n + 2), label=name)
+                           for name, n in measured.items()})
+    exceeded = {name for name, n in measured.items() if n > getattr(limits, name)}
+    if not exceeded:
+        check_json_limits(text, limits)
+        return
+    with pytest.raises(JSONLimitExceeded) as refused:
+        check_json_limits(text, limits)
+    assert refused.value.limit in exceeded
+    assert str(getattr(limits, refused.value.limit)) in str(refused.value)
+
+
+def test_the_defaults_admit_what_vigente_sends() -> None:
+    """A full batch of 10,000 events and a tool result of 5,000 rows are within the bounds."""
+    batch = {"events": [{"event": "message", "conversation": "c", "id": f"m{i}",
+                         "branch": "main", "role": "user", "content": "hello " * 20}
+                        for i in range(10_000)]}
+    check_json_limits(json.dumps(batch))
+    rows = {"rows": [{"id": i, "name": f"n{i}", "amount": "10.50", "ok": True}
+                     for i in range(5_000)]}
+    check_json_limits(json.dumps(rows))
+
+
+# -- hostile bodies over HTTP and MCP over HTTP ----------------------------------------------
+def _members(n: int, start: int = 0) -> str:
+    return ",".join(f'"k{i}":1' for i in range(start, start + n))
+
+
+#: A hostile shape per bound, each under 8 MB, and the bound that refuses it.
+HOSTILE: dict[str, tuple[str, str]] = {
+    "700,000 keys in one object": ('{"events":[{"event":"conversation",' + _members(700_000)
+                                   + "}]}", "strings"),
+    "one object one member too wide": ("{" + _members(JSON_LIMITS.members + 1) + "}", "members"),
+    "members in all": ('{"x":[' + ",".join("{" + _members(9_000, j * 9_000) + "}"
+                                           for j in range(23)) + "]}", "keys"),
+    "a million tiny values": ('{"x":[' + ",".join(["0"] * 1_000_000) + "]}", "values"),
+    "many tiny objects": ('{"x":[' + ",".join(["{}"] * 600_000) + "]}", "values"),
+    "many small strings": ('{"x":[' + ",".join(['""'] * 500_000) + "]}", "strings"),
+    "a 4,000-digit integer": ('{"x":' + "7" * 4_000 + "}", "number_chars"),
+    "1e400 with a long mantissa": ('{"x":1.' + "1" * 200 + "e400}", "number_chars"),
+}
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[tuple[httpx.Client, dict[str, str]]]:
+    app = create_app(ServiceConfig(str(tmp_path / "data"), admin_key=ADMIN_KEY, rate=1000,
+                                   burst=1000))
+    with running(app) as url, httpx.Client(base_url=url, timeout=60) as client:
+        assert client.post("/v1/admin/tenants", json={"name": "acme"},
+                           headers=ADMIN).status_code == 201
+        key = client.post("/v1/admin/tenants/acme/keys", json={"label": "t"}, headers=ADMIN)
+        yield client, {"Authorization": f"Bearer {key.json()['key']}",
+                       "content-type": "application/json",
+                       "accept": "application/json, text/event-stream"}
+
+
+@pytest.mark.parametrize("shape", list(HOSTILE))
+def test_every_hostile_shape_is_refused_before_it_is_parsed(
+    server: tuple[httpx.Client, dict[str, str]], shape: str,
+) -> None:
+    """On main the first shape cost 5–6 s of CPU before its 422; each is now a 413 naming its
+    bound, on the HTTP API and the MCP endpoint alike, and the connection stays usable."""
+    client, headers = server
+    body, bound = HOSTILE[shape]
+    assert len(body) < 8 * 1024 * 1024
+    what = {"strings": "strings", "members": "members in one object", "keys": "object members",
+            "values": "values", "number_chars": "characters in one number"}[bound]
+    for path in ("/v1/runtime/events", "/v1/statements", "/v1/ask", "/mcp"):
+        response = client.post(path, content=body, headers=headers)
+        assert response.status_code == 413, (path, response.text[:300])
+        error = response.json()["error"]
+        assert error["code"] == "json_too_large" and what in error["message"], error
+        assert str(getattr(JSON_LIMITS, bound)) in error["message"]
+    assert client.get("/v1/health").status_code == 200
+
+
+def test_the_cli_import_bounds_a_line_too(tmp_path: Path) -> None:
+    line = '{"event":"conversation","id":"c","account":"a",' + _members(20_000) + "}"
+    with Vigente.open(tmp_path / "v.db") as vg, pytest.raises(
+            ImportFileError, match="line 1: the JSON holds more than 10000 members in one"):
+        vg.runtime.import_events([line])
+
+
+# -- unknown fields ---------------------------------------------------------------------------
+def _conversation() -> list[dict[str, Any]]:
+    c = "c1"
+    return [
+        {"event": "conversation", "id": c, "account": "acct"},
+        {"event": "participant", "conversation": c, "id": "agent", "model": "m"},
+        {"event": "branch", "conversation": c, "id": "main"},
+        {"event": "run", "conversation": c, "id": "r1", "branch": "main",
+         "participant": "agent", "mode": "chat"},
+        {"event": "tool_call", "conversation": c, "id": "t1", "run": "r1", "name": "vault",
+         "arguments": {}},
+    ]
+
+
+MISSPELT = {"event": "tool_result", "conversation": "c1", "call": "t1", "status": "succeeded",
+            "content": "the code is 4417", "privcy": "secret"}
+
+
+def test_a_misspelt_field_is_refused_in_the_library_and_the_cli_import(
+    vg: Vigente, tmp_path: Path,
+) -> None:
+    """The issue's example: with ``privcy`` ignored, the secret result went to the model."""
+    lines = [json.dumps(e) for e in [*_conversation(), MISSPELT]]
+    with pytest.raises(ImportFileError) as refused:
+        vg.runtime.import_events(lines)
+    message = str(refused.value)
+    assert message.startswith("line 6: unknown field 'privcy' (did you mean 'privacy'?)")
+    assert "call, status, content, privacy, visibility" in message
+    assert vg.runtime.store.runtime_conversations() == []  # nothing of the file was written
+
+
+@pytest.mark.parametrize("kind", ["conversation", "participant", "branch", "run", "message",
+                                  "tool_call", "tool_result", "memory", "skill_state",
+                                  "checkpoint", "promote", "share", "tool"])
+def test_every_kind_refuses_a_field_it_does_not_take(sqlite_vg: Vigente, kind: str) -> None:
+    event = {"event": kind, "conversation": "c1", "id": "x", "surplus": 1}
+    if kind == "conversation":
+        event.pop("conversation")
+    with pytest.raises(ImportFileError, match=r"unknown fields? (.*, )?'surplus'"):
+        sqlite_vg.runtime.import_events([json.dumps(event)])
+
+
+def test_unknown_fields_are_refused_over_http(
+    server: tuple[httpx.Client, dict[str, str]],
+) -> None:
+    client, headers = server
+    events = [*_conversation(), MISSPELT]
+    response = client.post("/v1/runtime/events", json={"events": events}, headers=headers)
+    assert response.status_code == 400, response.text
+    message = response.json()["error"]["message"]
+    assert message.startswith("events[5]: unknown field 'privcy' (did you mean 'privacy'?)")
+    one = client.post("/v1/runtime/event", json=MISSPELT, headers=headers)
+    assert "unknown field 'privcy'" in one.json()["error"]["message"]
+    # a request body: one error per object, however many unknown fields it holds
+    wide = {"lineage": "x", "valid_at": "2026-01-01", **{f"k{i}": 1 for i in range(5_000)},
+            "knwn_at": "2026-01-01"}
+    asked = client.post("/v1/ask", json=wide, headers=headers)
+    assert asked.status_code == 422
+    text = asked.json()["error"]["message"]
+    assert "unknown fields 'k0'" in text and "and 4996 more" in text and "it takes lineage" in text
+    typo = client.post("/v1/ask", json={"lineage": "x", "valid_at": "2026-01-01",
+                                        "knwn_at": "2026-01-01"}, headers=headers)
+    assert "'knwn_at' (did you mean 'known_at'?)" in typo.json()["error"]["message"]
+
+
+def test_unknown_event_fields_are_refused_over_mcp(tmp_path: Path) -> None:
+    import anyio
+
+    from tests.http_server import mcp_over_http, serving_tenant, tool_text
+
+    async def log(client: Any) -> None:
+        result = await client.call_tool("record_event", {"events": [*_conversation(),
+                                                                     MISSPELT]})
+        assert result.is_error
+        assert "unknown field 'privcy' (did you mean 'privacy'?)" in tool_text(result)
+
+    with serving_tenant(str(tmp_path / "data"), ADMIN_KEY, lambda _url: None) as tenant:
+        anyio.run(mcp_over_http, tenant.url, tenant.token, log)
