@@ -25,6 +25,7 @@ MODULES: dict[str, str] = {
     "integrations": "vigente.bench.integrations",
     "memory": "vigente.bench.memory",
     "telemetry": "vigente.bench.telemetry",
+    "bodies": "vigente.bench.bodies",
 }
 
 

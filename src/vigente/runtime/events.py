@@ -28,7 +28,8 @@ from vigente.time import Instant
 if TYPE_CHECKING:
     from vigente.runtime.service import Runtime
 
-__all__ = ["EVENTS", "EVENT_FIELDS", "RuntimeImportReport", "apply_event", "import_events",
+__all__ = ["EVENTS", "EVENT_FIELDS", "RuntimeImportReport", "apply_event", "check_fields",
+           "import_events",
            "untrusted_refusal"]
 
 
