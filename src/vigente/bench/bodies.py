@@ -133,8 +133,9 @@ async def _under_load(url: str, headers: dict[str, str], clients: int, seconds: 
     until = time.monotonic() + seconds
     statuses: Counter[str] = Counter()
     attackers = [_attack(url, headers, bodies, n, until, statuses) for n in range(clients)]
-    results = await asyncio.gather(_health(url, until, 0.05), *attackers)
-    return results[0], statuses
+    probes, *_ = await asyncio.gather(_health(url, until, 0.05), *attackers)
+    assert probes is not None
+    return probes, statuses
 
 
 class BodiesBenchmark:

@@ -96,7 +96,7 @@ MIGRATIONS += ASSEMBLY_MIGRATIONS  # recorded context assemblies (vigente.assemb
 MIGRATIONS += HORIZON_MIGRATIONS  # the answered knowledge horizon and recorded backfills
 MIGRATIONS += RECALL_MIGRATIONS  # recall over the runtime graph (vigente.runtime.recall)
 MIGRATIONS += CONTENT_TOKEN_MIGRATIONS  # token counts of raw results, kept at import (issue 23)
-MIGRATIONS += PURGE_EPOCH_MIGRATIONS  # the purge epoch every process's decoded rows check (issue 35)
+MIGRATIONS += PURGE_EPOCH_MIGRATIONS  # the purge epoch each process checks (issue 35)
 
 # The interval index on both axes of every snapshot (the benchmark's "same SQL without the
 # interval indexes" drops it). versions_open serves writes and cannot answer a lookup.
