@@ -23,6 +23,7 @@ from vigente.jsonlimits import (
     JSON_LIMITS,
     JSONLimitExceeded,
     JSONLimits,
+    JSONMeter,
     JSONShape,
     check_json_limits,
     json_shape,
@@ -85,19 +86,31 @@ def test_the_measure_agrees_with_json_loads(value: Any, layout: dict[str, Any]) 
     assert json_shape(text.encode()) == _reference(text)
 
 
-@settings(max_examples=300, deadline=None)
-@given(_json, _layouts, st.data())
-def test_a_body_is_refused_exactly_when_it_passes_a_bound(
-    value: Any, layout: dict[str, Any], data: st.DataObject,
-) -> None:
-    text = json.dumps(value, **layout)
+def _bounds_around(text: str, data: st.DataObject) -> tuple[JSONLimits, set[str]]:
+    """Bounds drawn around what ``text`` holds, and the names of those it passes."""
     shape = _reference(text)
     measured = {"depth": shape.depth, "members": shape.widest, "keys": shape.keys,
                 "values": shape.values, "strings": shape.strings,
                 "number_chars": shape.longest_number}
     limits = JSONLimits(**{name: data.draw(st.integers(max(0, n - 2), n + 2), label=name)
                            for name, n in measured.items()})
-    exceeded = {name for name, n in measured.items() if n > getattr(limits, name)}
+    return limits, {name for name, n in measured.items() if n > getattr(limits, name)}
+
+
+def _metered(pieces: list[bytes], limits: JSONLimits) -> None:
+    meter = JSONMeter(limits)
+    for piece in pieces:
+        meter.feed(piece)
+    meter.finish()
+
+
+@settings(max_examples=300, deadline=None)
+@given(_json, _layouts, st.data())
+def test_a_body_is_refused_exactly_when_it_passes_a_bound(
+    value: Any, layout: dict[str, Any], data: st.DataObject,
+) -> None:
+    text = json.dumps(value, **layout)
+    limits, exceeded = _bounds_around(text, data)
     if not exceeded:
         check_json_limits(text, limits)
         return
@@ -105,6 +118,26 @@ def test_a_body_is_refused_exactly_when_it_passes_a_bound(
         check_json_limits(text, limits)
     assert refused.value.limit in exceeded
     assert str(getattr(limits, refused.value.limit)) in str(refused.value)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_json, _layouts, st.data())
+def test_a_body_measured_as_it_arrives_is_refused_as_the_whole(
+    value: Any, layout: dict[str, Any], data: st.DataObject,
+) -> None:
+    """The server measures a body chunk by chunk: a cut anywhere (inside a string, an escape,
+    a number, between the brackets of an empty container) changes nothing."""
+    text = json.dumps(value, **layout)
+    raw = text.encode()
+    limits, exceeded = _bounds_around(text, data)
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(raw)), max_size=8), label="cuts"))
+    pieces = [raw[a:b] for a, b in zip([0, *cuts], [*cuts, len(raw)], strict=True)]
+    if not exceeded:
+        _metered(pieces, limits)
+        return
+    with pytest.raises(JSONLimitExceeded) as refused:
+        _metered(pieces, limits)
+    assert refused.value.limit in exceeded
 
 
 def test_the_defaults_admit_what_vigente_sends() -> None:
@@ -126,7 +159,7 @@ def _members(n: int, start: int = 0) -> str:
 #: A hostile shape per bound, each under 8 MB, and the bound that refuses it.
 HOSTILE: dict[str, tuple[str, str]] = {
     "700,000 keys in one object": ('{"events":[{"event":"conversation",' + _members(700_000)
-                                   + "}]}", "strings"),
+                                   + "}]}", "keys"),
     "one object one member too wide": ("{" + _members(JSON_LIMITS.members + 1) + "}", "members"),
     "members in all": ('{"x":[' + ",".join("{" + _members(9_000, j * 9_000) + "}"
                                            for j in range(23)) + "]}", "keys"),

@@ -30,6 +30,7 @@ __all__ = [
     "MAX_JSON_DEPTH",
     "JSONLimitExceeded",
     "JSONLimits",
+    "JSONMeter",
     "JSONShape",
     "JSONTooDeep",
     "check_json_depth",
@@ -292,3 +293,129 @@ def check_json_limits(data: bytes | str, limits: JSONLimits = JSON_LIMITS) -> No
         widest = _widest_of(compact, stop_above=limits.members)
         if widest > limits.members:
             raise JSONLimitExceeded("members", limits.members, widest)
+
+
+class JSONMeter:
+    """Measures a JSON text as it arrives, piece by piece (an HTTP body's chunks), and
+    raises :class:`JSONLimitExceeded` from :meth:`feed` as soon as the text so far holds more
+    strings, members, values, levels or digits of one number than allowed, so a hostile body is
+    refused without reading the rest of it, and each step is a few C calls over one piece
+    (a server's event loop is never held for long). Depth and the members of one object are
+    checked as it arrives too; the members of one object by :meth:`finish`, on the structure
+    kept (strings cut out). A text fed in any pieces is measured as the whole text is."""
+
+    def __init__(self, limits: JSONLimits = JSON_LIMITS) -> None:
+        self.limits = limits
+        self._carry = b""  # an odd trailing backslash: it escapes the next piece's first byte
+        self._in_string = False
+        self._quotes = self._keys = self._commas = self._opened = self._empties = 0
+        self._last = b""  # the last byte of the structure so far (whitespace aside)
+        self._run = 0  # number characters at the end of the structure so far
+        self._depth = 0  # the nesting at the end of the text so far
+        self._tail = b""  # the last byte of the structure so far (whitespace included)
+        self._structure: list[bytes] = []
+
+    def feed(self, piece: bytes) -> None:
+        """Measure the next ``piece`` of the text."""
+        data = self._carry + piece if self._carry else piece
+        trailing = len(data) - len(data.rstrip(b"\\"))
+        if trailing % 2:
+            self._carry, data = b"\\", data[:-1]
+        else:
+            self._carry = b""
+        plain = _unescaped(data)
+        quotes = plain.count(b'"')
+        if (self._quotes + quotes) // 2 > self.limits.strings:  # before any split
+            found = (self._quotes + quotes) // 2
+            raise JSONLimitExceeded("strings", self.limits.strings, found)
+        if not quotes:
+            structure = b"_" if self._in_string and plain else plain
+        else:
+            parts = plain.split(b'"')
+            starts_inside = self._in_string
+            structure = b"_".join(parts[1::2] if starts_inside else parts[0::2])
+            self._in_string ^= quotes % 2 == 1
+            if starts_inside:
+                structure = b"_" + structure
+            if self._in_string:
+                structure += b"_"
+        self._quotes += quotes
+        compact = structure.translate(None, _WHITESPACE)
+        if compact:
+            if self._last + compact[:1] in (b"[]", b"{}"):
+                self._empties += 1
+            self._last = compact[-1:]
+            self._commas += compact.count(b",")
+            self._keys += compact.count(b":")
+            opens = compact.count(b"[") + compact.count(b"{")
+            self._opened += opens
+            self._empties += compact.count(b"[]") + compact.count(b"{}")
+            self._structure.append(compact)
+            self._nest(compact, opens)
+        self._check_numbers(structure)
+        self._check_counts(exact=False)
+
+    def _nest(self, compact: bytes, opens: int) -> None:
+        """Follow the nesting through one piece: walked bracket by bracket only when it
+        could pass the bound (its opening brackets on top of the depth it starts at), and
+        then only until it does."""
+        limit = self.limits.depth
+        closes = compact.count(b"]") + compact.count(b"}")
+        if self._depth + opens <= limit:
+            self._depth = max(0, self._depth + opens - closes)
+            return
+        depth = self._depth
+        for byte in compact.translate(_ONE_BRACKET, _NOT_BRACKETS):
+            if byte == 0x5B:  # [
+                depth += 1
+                if depth > limit:
+                    raise JSONTooDeep(depth, limit)
+            elif depth:
+                depth -= 1
+        self._depth = depth
+
+    def _check_numbers(self, structure: bytes) -> None:
+        limit = self.limits.number_chars
+        # the e of true and false is no number's (outside strings only literals hold a u or
+        # an s, and a literal may be cut between two pieces)
+        before, self._tail = self._tail, structure[-1:] or self._tail
+        structure = structure.replace(b"ue", b"  ").replace(b"se", b"  ")
+        if structure[:1] == b"e" and before in (b"u", b"s"):
+            structure = b" " + structure[1:]
+        runs = structure.translate(_NUMBER_RUNS)
+        leading = len(runs) - len(runs.lstrip(b"1"))
+        longest = self._run + leading
+        if leading == len(runs):
+            self._run = longest
+        else:
+            if b"1" * (limit + 1) in runs:
+                longest = max(longest, _longest_run(structure))
+            self._run = len(runs) - len(runs.rstrip(b"1"))
+        if longest > limit:
+            raise JSONLimitExceeded("number_chars", limit, longest)
+
+    def _values(self) -> int:
+        return 1 + self._commas + self._opened - self._empties
+
+    def _check_counts(self, *, exact: bool) -> None:
+        limits = self.limits
+        strings = self._quotes // 2
+        if strings > limits.strings:
+            raise JSONLimitExceeded("strings", limits.strings, strings)
+        if self._keys > limits.keys:
+            raise JSONLimitExceeded("keys", limits.keys, self._keys)
+        # a container still open at the end of a piece may yet close empty
+        values = self._values() - (0 if exact or self._last not in (b"[", b"{") else 1)
+        if values > limits.values:
+            raise JSONLimitExceeded("values", limits.values, values)
+
+    def finish(self) -> None:
+        """The whole text has been fed: check what needs all of it (depth, widest object)."""
+        if self._carry:
+            self.feed(b"")  # malformed (a backslash last): measured as it stands
+        self._check_counts(exact=True)
+        limits = self.limits
+        if self._keys > limits.members:
+            widest = _widest_of(b"".join(self._structure), stop_above=limits.members)
+            if widest > limits.members:
+                raise JSONLimitExceeded("members", limits.members, widest)

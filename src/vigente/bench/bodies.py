@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
 import subprocess
@@ -101,16 +102,34 @@ class _Server:
         self._log.close()
 
 
-async def _health(url: str, until: float, every: float) -> list[float]:
-    """``/v1/health`` latencies (ms), one probe every ``every`` seconds until ``until``."""
-    out: list[float] = []
-    async with httpx.AsyncClient(base_url=url, timeout=120) as client:
-        while time.monotonic() < until:
-            started = time.perf_counter()
-            await client.get("/v1/health")
-            out.append((time.perf_counter() - started) * 1000)
-            await asyncio.sleep(every)
-    return out
+# The prober runs in a process of its own: in the attackers' process its requests would wait
+# for the attackers' own event loop and share their interpreter lock, and the figure would be
+# the load generator's, not the server's.
+_PROBER = """
+import json, sys, time
+import httpx
+url, seconds, every = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+out = []
+until = time.monotonic() + seconds
+with httpx.Client(base_url=url, timeout=120) as client:
+    while time.monotonic() < until:
+        started = time.perf_counter()
+        client.get("/v1/health")
+        out.append((time.perf_counter() - started) * 1000)
+        time.sleep(every)
+print(json.dumps(out))
+"""
+
+
+async def _health(url: str, seconds: float, every: float) -> list[float]:
+    """``/v1/health`` latencies (ms) from a prober process, one probe every ``every`` seconds
+    for ``seconds``."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", _PROBER, url, str(seconds), str(every),
+        stdout=asyncio.subprocess.PIPE)
+    out, _ = await process.communicate()
+    latencies: list[float] = json.loads(out)
+    return latencies
 
 
 async def _attack(url: str, headers: dict[str, str], bodies: list[tuple[str, bytes]],
@@ -127,13 +146,15 @@ async def _attack(url: str, headers: dict[str, str], bodies: list[tuple[str, byt
             i += 1
 
 
-async def _under_load(url: str, headers: dict[str, str], clients: int, seconds: float
-                      ) -> tuple[list[float], Counter[str]]:
-    bodies = list(hostile_bodies().values())
+async def _under_load(url: str, headers: dict[str, str], clients: int, seconds: float,
+                      chosen: str | None) -> tuple[list[float], Counter[str]]:
+    wanted = None if chosen is None else [w.strip() for w in chosen.split(",")]
+    bodies = [b for name, b in hostile_bodies().items()
+              if wanted is None or any(name.startswith(w) for w in wanted)]
     until = time.monotonic() + seconds
     statuses: Counter[str] = Counter()
     attackers = [_attack(url, headers, bodies, n, until, statuses) for n in range(clients)]
-    probes, *_ = await asyncio.gather(_health(url, until, 0.05), *attackers)
+    probes, *_ = await asyncio.gather(_health(url, seconds, 0.05), *attackers)
     assert probes is not None
     return probes, statuses
 
@@ -145,6 +166,9 @@ class BodiesBenchmark:
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--clients", type=int, default=8)
         parser.add_argument("--seconds", type=float, default=20.0)
+        parser.add_argument("--bodies", default=None,
+                            help="the attack's bodies: names' first words, comma-separated "
+                                 "(default: all)")
         parser.add_argument("--server-src", default=None,
                             help="run the server from this source tree (its src folder)")
 
@@ -171,15 +195,16 @@ class BodiesBenchmark:
                         refusals[name] = {"status": status, "bytes": len(body),
                                           "seconds": round(statistics.median(times), 3)}
                         log.print(f"{name}: {status} in {statistics.median(times):.3f} s")
-                idle = asyncio.run(_health(server.url, time.monotonic() + 3, 0.05))
+                idle = asyncio.run(_health(server.url, 3, 0.05))
                 loaded, statuses = asyncio.run(
-                    _under_load(server.url, headers, args.clients, args.seconds))
+                    _under_load(server.url, headers, args.clients, args.seconds, args.bodies))
             finally:
                 server.stop()
         return {
             "machine": machine(),
             "server_src": args.server_src,
             "clients": args.clients,
+            "bodies": args.bodies or "all",
             "seconds": args.seconds,
             "refusals": refusals,
             "health_idle_ms": {"p50": round(percentile(idle, 50), 1),

@@ -12,14 +12,14 @@ import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-import anyio.to_thread
+import anyio.lowlevel
 
 from vigente.jsonlimits import (
     JSON_LIMITS,
     JSONLimitExceeded,
     JSONLimits,
+    JSONMeter,
     JSONTooDeep,
-    check_json_limits,
 )
 
 __all__ = ["BodySizeLimit"]
@@ -33,16 +33,17 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 _NO_BODY = frozenset({"GET", "HEAD", "OPTIONS"})
 # a refused body up to this size is read and dropped before the 413 goes out
 DRAIN_BYTES = 1 << 20
-# a JSON body larger than this is measured in a worker thread: the measure is a handful of
-# C calls of a few milliseconds each, between which the event loop answers other requests
-MEASURE_INLINE_BYTES = 1 << 16
+# a JSON body is measured as it arrives, this much at a time: a few C calls of well under a
+# millisecond each, between which the event loop answers other requests
+MEASURE_PIECE = 1 << 16
 
 
 class BodySizeLimit:
     """ASGI middleware: refuse a request body larger than ``max_bytes`` with 413, before the
     application reads any of it (a declared Content-Length is checked first, then the bytes as
     they arrive); and a JSON body past one of the bounds of :class:`~vigente.jsonlimits.
-    JSONLimits` before anything parses or walks it: nested deeper than ``depth``, 400
+    JSONLimits` before anything parses or walks it, measured as it arrives and refused as
+    soon as it passes one (the rest unread): nested deeper than ``depth``, 400
     ``json_too_deep``; more members in one object, members, values, strings or digits of one
     number than allowed, 413 ``json_too_large``. Every endpoint sits behind it, ``/mcp``
     too (a JSON-RPC message is a body)."""
@@ -76,32 +77,35 @@ class BodySizeLimit:
                 await self._too_large(send)
                 return
         chunks: list[bytes] = []
-        total = 0
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                break  # the client went away; the application sees the disconnect below
-            chunk = message.get("body", b"")
-            total += len(chunk)
-            if total > self.max_bytes:
-                if message.get("more_body", False):
-                    await _drain(receive, total)
-                await self._too_large(send)
-                return
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                break
+        total, more = 0, False
+        meter = JSONMeter(self.json_limits) if _is_json(headers.get(b"content-type")) else None
+        try:
+            while True:
+                message = await receive()
+                if message["type"] != "http.request":
+                    break  # the client went away; the application sees the disconnect below
+                chunk = message.get("body", b"")
+                more = message.get("more_body", False)
+                total += len(chunk)
+                if total > self.max_bytes:
+                    if more:
+                        await _drain(receive, total)
+                    await self._too_large(send)
+                    return
+                chunks.append(chunk)
+                if meter is not None:
+                    await _measure(meter, chunk)
+                if not more:
+                    break
+            if meter is not None:
+                meter.finish()
+        except JSONLimitExceeded as exc:
+            status = 400 if isinstance(exc, JSONTooDeep) else 413
+            if more:  # refused before its end: the rest is not read
+                await _drain(receive, total)
+            await _send_error(send, status, exc.code, str(exc), close=more)
+            return
         body = b"".join(chunks)
-        if body and _is_json(headers.get(b"content-type")):
-            try:
-                if len(body) <= MEASURE_INLINE_BYTES:
-                    check_json_limits(body, self.json_limits)
-                else:
-                    await anyio.to_thread.run_sync(check_json_limits, body, self.json_limits)
-            except JSONLimitExceeded as exc:
-                status = 400 if isinstance(exc, JSONTooDeep) else 413
-                await _send_error(send, status, exc.code, str(exc), close=False)
-                return
         replayed = False
 
         async def replay() -> Message:
@@ -121,6 +125,16 @@ class BodySizeLimit:
             f"the request body is larger than {self.max_bytes} bytes: send smaller batches (or "
             "start the server with a larger --max-body-bytes)",
         )
+
+
+async def _measure(meter: JSONMeter, chunk: bytes) -> None:
+    """Feed ``chunk`` to ``meter`` a piece at a time, letting other requests run between
+    pieces (a server gets a body in pieces of at most this size anyway; an in-process client
+    may hand it over whole)."""
+    for start in range(0, len(chunk), MEASURE_PIECE):
+        if start:
+            await anyio.lowlevel.checkpoint()
+        meter.feed(chunk[start:start + MEASURE_PIECE])
 
 
 async def _drain(receive: Receive, read: int) -> None:
