@@ -162,10 +162,10 @@ HOSTILE: dict[str, tuple[str, str]] = {
                                    + "}]}", "keys"),
     "one object one member too wide": ("{" + _members(JSON_LIMITS.members + 1) + "}", "members"),
     "members in all": ('{"x":[' + ",".join("{" + _members(9_000, j * 9_000) + "}"
-                                           for j in range(23)) + "]}", "keys"),
+                                           for j in range(12)) + "]}", "keys"),
     "a million tiny values": ('{"x":[' + ",".join(["0"] * 1_000_000) + "]}", "values"),
-    "many tiny objects": ('{"x":[' + ",".join(["{}"] * 600_000) + "]}", "values"),
-    "many small strings": ('{"x":[' + ",".join(['""'] * 500_000) + "]}", "strings"),
+    "many tiny objects": ('{"x":[' + ",".join(["{}"] * 300_000) + "]}", "values"),
+    "many small strings": ('{"x":[' + ",".join(['""'] * 250_000) + "]}", "strings"),
     "a 4,000-digit integer": ('{"x":' + "7" * 4_000 + "}", "number_chars"),
     "1e400 with a long mantissa": ('{"x":1.' + "1" * 200 + "e400}", "number_chars"),
 }
@@ -289,3 +289,28 @@ def test_unknown_event_fields_are_refused_over_mcp(tmp_path: Path) -> None:
 
     with serving_tenant(str(tmp_path / "data"), ADMIN_KEY, lambda _url: None) as tenant:
         anyio.run(mcp_over_http, tenant.url, tenant.token, log)
+
+
+def _walked_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_walked_nul(k) or _walked_nul(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_walked_nul(v) for v in value)
+    return False
+
+
+_nul_text = st.text(alphabet="\x00\\x0'\"a", max_size=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.recursive(st.none() | st.integers() | _nul_text,
+                    lambda inner: st.lists(inner, max_size=3)
+                    | st.dictionaries(_nul_text, inner, max_size=3), max_leaves=20))
+def test_the_nul_check_finds_exactly_the_nuls(value: Any) -> None:
+    """Request models find NUL in a body's repr (C speed) instead of walking it: a NUL is
+    found wherever it is, and a text spelling backslash-x-0-0 is no NUL."""
+    from vigente.application.models import _has_nul
+
+    assert _has_nul(value) == _walked_nul(value)

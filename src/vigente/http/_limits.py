@@ -101,9 +101,10 @@ class BodySizeLimit:
                 meter.finish()
         except JSONLimitExceeded as exc:
             status = 400 if isinstance(exc, JSONTooDeep) else 413
-            if more:  # refused before its end: the rest is not read
-                await _drain(receive, total)
-            await _send_error(send, status, exc.code, str(exc), close=more)
+            # refused before its end: the rest is read and dropped, not measured (no larger
+            # than a body the server accepts), so that the client reads why
+            ended = not more or await _drain(receive, total, self.max_bytes)
+            await _send_error(send, status, exc.code, str(exc), close=not ended)
             return
         body = b"".join(chunks)
         replayed = False
@@ -137,17 +138,19 @@ async def _measure(meter: JSONMeter, chunk: bytes) -> None:
         meter.feed(chunk[start:start + MEASURE_PIECE])
 
 
-async def _drain(receive: Receive, read: int) -> None:
-    """Read and drop the rest of a refused body, up to ``DRAIN_BYTES`` in all: a client still
-    sending then gets the 413 instead of a reset connection (beyond that, the server answers
-    at once and the connection may be reset)."""
-    while read <= DRAIN_BYTES:
+async def _drain(receive: Receive, read: int, most: int = DRAIN_BYTES) -> bool:
+    """Read and drop the rest of a refused body, up to ``most`` bytes in all: a client still
+    sending then gets the answer instead of a reset connection (beyond that, the server
+    answers at once and the connection may be reset). True when the body was read to its
+    end (the connection can carry the next request)."""
+    while read <= most:
         message = await receive()
         if message["type"] != "http.request":
-            return
+            return False
         read += len(message.get("body", b""))
         if not message.get("more_body", False):
-            return
+            return True
+    return False
 
 
 def _is_json(content_type: bytes | None) -> bool:
