@@ -314,3 +314,53 @@ def test_the_nul_check_finds_exactly_the_nuls(value: Any) -> None:
     from vigente.application.models import _has_nul
 
     assert _has_nul(value) == _walked_nul(value)
+
+
+def test_a_hostile_line_over_stdio_is_answered_with_an_error_and_the_server_reads_on(
+    tmp_path: Path,
+) -> None:
+    """``vigente mcp`` (a real subprocess, raw JSON-RPC lines): the 700,000-key object the
+    HTTP API refuses is refused here too, as an error for the request's id; the next
+    request is answered as usual."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(root / "src")}
+    server = subprocess.Popen(
+        [sys.executable, "-c", "from vigente.cli import main; main()", "--db",
+         str(tmp_path / "v.db"), "mcp"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+    assert server.stdin is not None and server.stdout is not None
+
+    def send(line: bytes) -> None:
+        assert server.stdin is not None
+        server.stdin.write(line + b"\n")
+        server.stdin.flush()
+
+    def answer() -> dict[str, Any]:
+        assert server.stdout is not None
+        reply: dict[str, Any] = json.loads(server.stdout.readline())
+        return reply
+
+    try:
+        send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}}).encode())
+        assert answer()["id"] == 1
+        send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        hostile = HOSTILE["700,000 keys in one object"][0]
+        send(('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"record_event",'
+              '"arguments":' + hostile + "}}").encode())
+        refused = answer()
+        assert refused["id"] == 2 and refused["error"]["code"] == -32600
+        assert refused["error"]["data"]["code"] == "json_too_large"
+        assert refused["error"]["message"].startswith("the JSON holds more than")
+        send(b'{"jsonrpc":"2.0","id":3,"method":"tools/list"}')
+        listed = answer()
+        assert listed["id"] == 3 and any(t["name"] == "record_event"
+                                         for t in listed["result"]["tools"])
+    finally:
+        server.kill()
+        server.communicate(timeout=30)

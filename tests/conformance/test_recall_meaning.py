@@ -143,11 +143,12 @@ def test_a_store_from_before_the_marks_fills_them_from_its_vectors(
     expected = vg.store.runtime_recall_vector_mark("c1", MINILM)
     vg.close()
     # take the store back to the schema before the marks: their table and migration gone, with
-    # the one migration after them (the content token counts, issue 23)
+    # the migrations after them (the content token counts, issue 23; the purge epoch, 35)
     statements = ["DROP TABLE runtime_content_tokens",
                   "DROP TABLE runtime_recall_vector_marks",
+                  "DROP TABLE runtime_purges",
                   "DELETE FROM vigente_migrations WHERE version >= "
-                  "(SELECT max(version) - 1 FROM vigente_migrations)"]
+                  "(SELECT max(version) - 2 FROM vigente_migrations)"]
     if store_url.startswith("postgres"):
         import psycopg
 
