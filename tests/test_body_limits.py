@@ -364,3 +364,23 @@ def test_a_hostile_line_over_stdio_is_answered_with_an_error_and_the_server_read
     finally:
         server.kill()
         server.communicate(timeout=30)
+
+
+def test_a_json_text_inside_a_string_past_the_bounds_is_kept_but_not_parsed(
+    sqlite_vg: Vigente,
+) -> None:
+    """A body's bounds see a string as one string: a tool result whose content is a string
+    holding 300,000 keys of JSON passed them, and the extractor then parsed and walked it
+    (seconds of CPU). It is kept as given and read as text."""
+    from vigente.runtime.artifact_memory import parse_exact
+
+    inner = "{" + _members(300_000) + "}"
+    assert parse_exact(inner.encode()) is None
+    assert parse_exact(b'{"a": 1}') == ({"a": 1},)
+    lines = [json.dumps(e) for e in [*_conversation(), {
+        "event": "tool_result", "conversation": "c1", "call": "t1", "status": "succeeded",
+        "content": inner}]]
+    sqlite_vg.runtime.import_events(lines)
+    (artifact,) = sqlite_vg.runtime.artifacts("t1", conversation="c1")
+    ref = artifact.result_ref
+    assert ref.bytes == len(inner) and ref.encoding == "utf-8"  # every byte kept, as text
