@@ -286,6 +286,14 @@ def test_unknown_event_fields_are_refused_over_mcp(tmp_path: Path) -> None:
                                                                      MISSPELT]})
         assert result.is_error
         assert "unknown field 'privcy' (did you mean 'privacy'?)" in tool_text(result)
+        # a tool's own arguments too: the SDK dropped them, and a misspelt known_at was an
+        # answer as known now
+        asked = await client.call_tool("ask_evidence", {
+            "lineage": "x", "valid_at": "2026-01-01", "known_att": "2020-01-01"})
+        assert asked.is_error
+        assert tool_text(asked).startswith(
+            "unknown field 'known_att' (did you mean 'known_at'?) in the arguments of "
+            "ask_evidence: it takes lineage, valid_at, known_at")
 
     with serving_tenant(str(tmp_path / "data"), ADMIN_KEY, lambda _url: None) as tenant:
         anyio.run(mcp_over_http, tenant.url, tenant.token, log)
