@@ -84,7 +84,7 @@ class _KnownArguments:
     async def __call__(self, ctx: Any, call_next: Any) -> Any:
         if ctx.method == "tools/call":
             params = ctx.params or {}
-            known = self.arguments.get(params.get("name"))
+            known = self.arguments.get(str(params.get("name")))
             given = params.get("arguments") or {}
             if known is not None and isinstance(given, dict):
                 unknown = [str(key) for key in given if key not in known]
