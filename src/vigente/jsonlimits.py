@@ -270,7 +270,7 @@ def check_json_limits(data: bytes | str, limits: JSONLimits = JSON_LIMITS) -> No
         raise JSONLimitExceeded("strings", limits.strings, strings)
     colons, commas = plain.count(b":"), plain.count(b",")
     opened = plain.count(b"[") + plain.count(b"{")
-    if (colons <= limits.members and commas + opened + 1 <= limits.values
+    if (colons <= min(limits.members, limits.keys) and commas + opened + 1 <= limits.values
             and opened <= limits.depth
             and b"1" * (limits.number_chars + 1) not in plain.translate(_NUMBER_RUNS)):
         return  # nothing in it, strings included, reaches a bound
