@@ -9,6 +9,7 @@ Every error a caller can cause is a ``VigenteError``; surfaces map it to ``Error
     │   ├── InvalidInterval     an interval whose end is not after its start
     │   ├── InvalidValue        a value that is not JSON, or is too large
     │   ├── InvalidName         an empty, too long or non-UTF-8 lineage, source or scope
+    │   ├── UnknownFields       fields a reader does not take (named, with the closest known)
     │   ├── ImportFileError     a bad line in an import file (carries the line number)
     │   ├── CorpusFileError     a corpus file that cannot be opened, decompressed or decoded
     │   ├── UnsupportedLanguage a reader language other than the supported ones ("en", "it")
@@ -26,6 +27,9 @@ Every error a caller can cause is a ``VigenteError``; surfaces map it to ``Error
 """
 
 from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
 
 __all__ = [
     "AnsweredHistoryError",
@@ -45,9 +49,11 @@ __all__ = [
     "InvalidTime",
     "InvalidValue",
     "StoreError",
+    "UnknownFields",
     "UnknownRelation",
     "UnsupportedLanguage",
     "VigenteError",
+    "unknown_fields_message",
 ]
 
 
@@ -73,6 +79,34 @@ class InvalidValue(InvalidInput):
 
 class InvalidName(InvalidInput):
     """A lineage, source or scope key/value that is empty, too long or not valid UTF-8."""
+
+
+class UnknownFields(InvalidInput):
+    """Fields a reader does not take: refused, never ignored, since a misspelt field (a
+    ``privcy`` for ``privacy``) would otherwise be dropped without a word and its default
+    used. The message names each unknown field, the closest known one, and every known one."""
+
+    code = "unknown_field"
+
+    def __init__(self, unknown: Iterable[str], known: Iterable[str], what: str) -> None:
+        self.unknown, self.known = sorted(unknown), list(known)
+        super().__init__(unknown_fields_message(self.unknown, self.known, what))
+
+
+def unknown_fields_message(unknown: Sequence[str], known: Sequence[str], what: str) -> str:
+    """``unknown field "privcy" in a tool_result event (did you mean "privacy"?): it takes
+    call, status, …`` — the words of :class:`UnknownFields`, for a reader that raises its
+    own exception type (a schema's validator)."""
+    shown = list(unknown)[:5]
+    named = []
+    for field in shown:
+        close = difflib.get_close_matches(field, known, n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        named.append(f"{field!r}{hint}")
+    more = f" and {len(unknown) - len(shown)} more" if len(unknown) > len(shown) else ""
+    noun = "field" if len(unknown) == 1 else "fields"
+    return (f"unknown {noun} {', '.join(named)}{more} in {what}: it takes "
+            f"{', '.join(known)}; fix the name or leave the field out")
 
 
 class ImportFileError(InvalidInput):

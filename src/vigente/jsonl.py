@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from vigente.errors import ImportFileError, InvalidInput
-from vigente.jsonlimits import JSONTooDeep, check_json_depth
+from vigente.jsonlimits import JSONLimitExceeded, check_json_limits
 
 __all__ = ["json_objects", "read_lines"]
 
@@ -26,8 +26,9 @@ def read_lines(path: str | Path) -> list[bytes]:
 
 def json_objects(lines: Iterable[bytes | str]) -> Iterator[tuple[int, dict[str, object]]]:
     """``(line number, object)`` for every non-blank line; a line that is not UTF-8, not
-    strict JSON (NaN and Infinity are refused), nested deeper than ``MAX_JSON_DEPTH`` or not
-    an object raises ImportFileError."""
+    strict JSON (NaN and Infinity are refused), past a bound of ``JSON_LIMITS`` (nested too
+    deep, too many members, values or strings, a number too long: measured before it is
+    parsed) or not an object raises ImportFileError."""
     for number, raw in enumerate(lines, start=1):
         try:
             text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
@@ -36,9 +37,9 @@ def json_objects(lines: Iterable[bytes | str]) -> Iterator[tuple[int, dict[str, 
         if not text.strip():
             continue
         try:
-            check_json_depth(text)
+            check_json_limits(text)
             obj = json.loads(text, parse_constant=_reject_constant)
-        except JSONTooDeep as exc:
+        except JSONLimitExceeded as exc:
             raise ImportFileError(number, str(exc)) from None
         except ValueError as exc:
             raise ImportFileError(number, f"malformed JSON ({exc})") from None

@@ -8,9 +8,12 @@ Dates are ``YYYY-MM-DD`` or RFC 3339 timestamps with an offset, as everywhere in
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ModelWrapValidatorHandler, model_validator
+
+from vigente.errors import unknown_fields_message
 
 __all__ = [
     "AskRequest",
@@ -72,32 +75,63 @@ Language = Literal["en", "it"]
 
 
 def _has_nul(value: Any) -> bool:
-    """Whether any string in ``value`` (keys too) holds NUL; iterative, so that no nesting
-    depth can exhaust the stack (the body's depth is bounded before this runs, too)."""
-    pending = [value]
-    while pending:
-        current = pending.pop()
-        if isinstance(current, str):
-            if "\x00" in current:
-                return True
-        elif isinstance(current, dict):
-            pending.extend(current.keys())
-            pending.extend(current.values())
-        elif isinstance(current, list):
-            pending.extend(current)
-    return False
+    """Whether any string in ``value`` (JSON values: keys too) holds NUL, found in its
+    ``repr`` at C speed: a NUL is written ``\\x00`` there, and a backslash of the text
+    ``\\\\``, so with those pairs taken out an ``\\x00`` left is a NUL (twice as fast
+    as a walk in Python, which a body of 200,000 members made the costliest step)."""
+    return "\\x00" in repr(value).replace("\\\\", "")
+
+
+#: Set while an outer request model validates its fields: the NUL check of the outer body
+#: covers the models nested in it, which then skip their own.
+_NUL_CHECKED: ContextVar[bool] = ContextVar("vigente_nul_checked", default=False)
 
 
 class _In(BaseModel):
+    """A request body: a field it does not take is refused, named with the closest one it
+    takes and all of them (one error per object, however many fields it holds: a body of
+    10,000 unknown keys costs one message, not 10,000)."""
+
     model_config = ConfigDict(extra="forbid")
 
     @model_validator(mode="before")
     @classmethod
-    def _no_nul(cls, data: Any) -> Any:
-        # PostgreSQL text cannot hold NUL, so no store (of either backend) accepts it.
+    def _known_fields(cls, data: Any) -> Any:
+        if isinstance(data, dict) and cls.model_config.get("extra") == "forbid":
+            known = _field_names(cls)
+            unknown = [key for key in data if key not in known]
+            if unknown:
+                raise ValueError(unknown_fields_message(
+                    [str(key) for key in unknown], list(known), "this object"))
+        return data
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _no_nul(cls, data: Any, handler: ModelWrapValidatorHandler[Any]) -> Any:
+        # PostgreSQL text cannot hold NUL, so no store (of either backend) accepts it. Checked
+        # once per body, after the schema (a body it refuses is never walked).
+        if _NUL_CHECKED.get():
+            return handler(data)
+        token = _NUL_CHECKED.set(True)
+        try:
+            model = handler(data)
+        finally:
+            _NUL_CHECKED.reset(token)
         if _has_nul(data):
             raise ValueError("a string contains NUL (\\u0000), which no store can hold: remove it")
-        return data
+        return model
+
+
+def _field_names(model: type[BaseModel]) -> dict[str, None]:
+    """The names ``model`` takes in a body, in its order: each field's alias, or its name."""
+    names: dict[str, None] = {}
+    by_name = bool(model.model_config.get("populate_by_name"))
+    for name, field in model.model_fields.items():
+        if field.alias is not None:
+            names[field.alias] = None
+        if field.alias is None or by_name:
+            names[name] = None
+    return names
 
 
 class _Out(BaseModel):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, model_validator
 
 from vigente.api import Vigente
 from vigente.application.errors import ApiError, found, http_advice
@@ -25,6 +25,7 @@ from vigente.application.roles import (
 )
 from vigente.assemble import policy_from_document
 from vigente.errors import ImportFileError, InvalidInput, RuntimeHistoryConflict
+from vigente.runtime.events import EVENT_FIELDS, check_fields
 
 __all__ = [
     "AssembleIn",
@@ -97,6 +98,15 @@ class RuntimeEventIn(_In):
     conversation: Id | None = Field(
         default=None, description="the conversation's id (every event but `conversation`)"
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _kind_fields(cls, data: Any) -> Any:
+        # the runtime refuses them too; refused here, a wide event costs one error, not a
+        # copy of every unknown key before the refusal
+        if isinstance(data, dict) and data.get("event") in EVENT_FIELDS:
+            check_fields(data)
+        return data
     at: Date | None = Field(
         default=None,
         description="when it happened (knowledge time); default: the previous event's, or now",

@@ -26,6 +26,7 @@ MODULES: dict[str, str] = {
     "memory": "vigente.bench.memory",
     "telemetry": "vigente.bench.telemetry",
     "horizon": "vigente.bench.horizon",
+    "bodies": "vigente.bench.bodies",
 }
 
 

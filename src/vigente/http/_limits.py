@@ -12,7 +12,15 @@ import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from vigente.jsonlimits import JSONTooDeep, check_json_depth
+import anyio.lowlevel
+
+from vigente.jsonlimits import (
+    JSON_LIMITS,
+    JSONLimitExceeded,
+    JSONLimits,
+    JSONMeter,
+    JSONTooDeep,
+)
 
 __all__ = ["BodySizeLimit"]
 
@@ -25,17 +33,26 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 _NO_BODY = frozenset({"GET", "HEAD", "OPTIONS"})
 # a refused body up to this size is read and dropped before the 413 goes out
 DRAIN_BYTES = 1 << 20
+# a JSON body is measured as it arrives, this much at a time: a few C calls of well under a
+# millisecond each, between which the event loop answers other requests
+MEASURE_PIECE = 1 << 16
 
 
 class BodySizeLimit:
     """ASGI middleware: refuse a request body larger than ``max_bytes`` with 413, before the
     application reads any of it (a declared Content-Length is checked first, then the bytes as
-    they arrive); and a JSON body nested deeper than ``MAX_JSON_DEPTH`` with 400
-    ``json_too_deep``, before anything parses or walks it."""
+    they arrive); and a JSON body past one of the bounds of :class:`~vigente.jsonlimits.
+    JSONLimits` before anything parses or walks it, measured as it arrives and refused as
+    soon as it passes one (the rest unread): nested deeper than ``depth``, 400
+    ``json_too_deep``; more members in one object, members, values, strings or digits of one
+    number than allowed, 413 ``json_too_large``. Every endpoint sits behind it, ``/mcp``
+    too (a JSON-RPC message is a body)."""
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int,
+                 json_limits: JSONLimits = JSON_LIMITS) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.json_limits = json_limits
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] in _NO_BODY:
@@ -60,28 +77,36 @@ class BodySizeLimit:
                 await self._too_large(send)
                 return
         chunks: list[bytes] = []
-        total = 0
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                break  # the client went away; the application sees the disconnect below
-            chunk = message.get("body", b"")
-            total += len(chunk)
-            if total > self.max_bytes:
-                if message.get("more_body", False):
-                    await _drain(receive, total)
-                await self._too_large(send)
-                return
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                break
+        total, more = 0, False
+        meter = JSONMeter(self.json_limits) if _is_json(headers.get(b"content-type")) else None
+        try:
+            while True:
+                message = await receive()
+                if message["type"] != "http.request":
+                    break  # the client went away; the application sees the disconnect below
+                chunk = message.get("body", b"")
+                more = message.get("more_body", False)
+                total += len(chunk)
+                if total > self.max_bytes:
+                    if more:
+                        await _drain(receive, total)
+                    await self._too_large(send)
+                    return
+                chunks.append(chunk)
+                if meter is not None:
+                    await _measure(meter, chunk)
+                if not more:
+                    break
+            if meter is not None:
+                meter.finish()
+        except JSONLimitExceeded as exc:
+            status = 400 if isinstance(exc, JSONTooDeep) else 413
+            # refused before its end: the rest is read and dropped, not measured (no larger
+            # than a body the server accepts), so that the client reads why
+            ended = not more or await _drain(receive, total, self.max_bytes)
+            await _send_error(send, status, exc.code, str(exc), close=not ended)
+            return
         body = b"".join(chunks)
-        if body and _is_json(headers.get(b"content-type")):
-            try:
-                check_json_depth(body)
-            except JSONTooDeep as exc:
-                await _send_error(send, 400, "json_too_deep", str(exc), close=False)
-                return
         replayed = False
 
         async def replay() -> Message:
@@ -103,17 +128,29 @@ class BodySizeLimit:
         )
 
 
-async def _drain(receive: Receive, read: int) -> None:
-    """Read and drop the rest of a refused body, up to ``DRAIN_BYTES`` in all: a client still
-    sending then gets the 413 instead of a reset connection (beyond that, the server answers
-    at once and the connection may be reset)."""
-    while read <= DRAIN_BYTES:
+async def _measure(meter: JSONMeter, chunk: bytes) -> None:
+    """Feed ``chunk`` to ``meter`` a piece at a time, letting other requests run between
+    pieces (a server gets a body in pieces of at most this size anyway; an in-process client
+    may hand it over whole)."""
+    for start in range(0, len(chunk), MEASURE_PIECE):
+        if start:
+            await anyio.lowlevel.checkpoint()
+        meter.feed(chunk[start:start + MEASURE_PIECE])
+
+
+async def _drain(receive: Receive, read: int, most: int = DRAIN_BYTES) -> bool:
+    """Read and drop the rest of a refused body, up to ``most`` bytes in all: a client still
+    sending then gets the answer instead of a reset connection (beyond that, the server
+    answers at once and the connection may be reset). True when the body was read to its
+    end (the connection can carry the next request)."""
+    while read <= most:
         message = await receive()
         if message["type"] != "http.request":
-            return
+            return False
         read += len(message.get("body", b""))
         if not message.get("more_body", False):
-            return
+            return True
+    return False
 
 
 def _is_json(content_type: bytes | None) -> bool:

@@ -71,6 +71,12 @@ class StoreServer(MCPServer[Any]):
         self.resolve = resolve
         self.principal_of = principal_of
 
+    async def run_stdio_async(self) -> None:
+        """Serve over stdio with every line bounded as an HTTP body is (:mod:`._stdio`)."""
+        from vigente.mcp_server._stdio import serve_bounded_stdio
+
+        await serve_bounded_stdio(self._lowlevel_server)
+
 
 def store(ctx: Context) -> Vigente:
     """The store the request ``ctx`` serves reads and writes."""

@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import inspect
 import time
+from collections.abc import Callable
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
+from mcp_types import CallToolResult, TextContent
 
 from vigente import telemetry
+from vigente.errors import unknown_fields_message
 from vigente.mcp_server._calls import STDIO, PrincipalOf, Resolver, StoreServer, Tool
 from vigente.mcp_server._evidence_tools import EVIDENCE_TOOLS
 from vigente.mcp_server._resources import register_resources
@@ -66,6 +69,33 @@ class _ToolTiming:
                                        status, time.perf_counter() - started)
 
 
+class _KnownArguments:
+    """MCP middleware: a tool call with an argument the tool does not take is refused as a
+    tool error naming it, the closest argument the tool takes and all of them (the SDK drops
+    such an argument without a word: a misspelt ``known_att`` answered as known now)."""
+
+    def __init__(self) -> None:
+        self.arguments: dict[str, tuple[str, ...]] = {}
+
+    def add(self, name: str, fn: Callable[..., Any]) -> None:
+        self.arguments[name] = tuple(
+            p.name for p in inspect.signature(fn).parameters.values() if p.name != "ctx")
+
+    async def __call__(self, ctx: Any, call_next: Any) -> Any:
+        if ctx.method == "tools/call":
+            params = ctx.params or {}
+            known = self.arguments.get(str(params.get("name")))
+            given = params.get("arguments") or {}
+            if known is not None and isinstance(given, dict):
+                unknown = [str(key) for key in given if key not in known]
+                if unknown:
+                    message = unknown_fields_message(
+                        unknown, list(known), f"the arguments of {params['name']}")
+                    return CallToolResult(content=[TextContent(type="text", text=message)],
+                                          is_error=True)
+        return await call_next(ctx)
+
+
 def build_server(resolve: Resolver, principal_of: PrincipalOf | None = None) -> MCPServer:
     """An MCP server whose tools and resources read and write the store ``resolve`` gives,
     acting as ``principal_of`` says (default: an unscoped agent, ``vigente mcp``: an MCP
@@ -73,6 +103,7 @@ def build_server(resolve: Resolver, principal_of: PrincipalOf | None = None) -> 
     from vigente import __version__
 
     timing = _ToolTiming()
+    known = _KnownArguments()
     server = StoreServer(
         resolve,
         principal_of or (lambda _ctx: STDIO),
@@ -82,11 +113,12 @@ def build_server(resolve: Resolver, principal_of: PrincipalOf | None = None) -> 
         instructions=INSTRUCTIONS,
         version=__version__,
         log_level="WARNING",  # the SDK configures the root logger; INFO would log every call
-        middleware=[timing],
+        middleware=[timing, known],
     )
     for tool in TOOLS:
         _register(server, tool)
         timing.tools.add(tool.name or tool.fn.__name__)
+        known.add(tool.name or tool.fn.__name__, tool.fn)
     register_resources(server)
     return server
 

@@ -25,6 +25,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from vigente.jsonlimits import check_json_limits
+
 __all__ = ["DefaultExtractor", "Extraction", "Extractor", "JSONNumber", "compact", "decodes_to",
            "expand", "fact_values", "parse_exact", "reading", "unheld"]
 
@@ -127,6 +129,9 @@ def _parse(data: bytes) -> tuple[tuple[Any] | None, bool]:
         return _Repeats(out)
 
     try:
+        # a result is parsed as JSON only within the bounds of a request body: a string
+        # content holding a JSON text of a million keys is read as text, not parsed
+        check_json_limits(data)
         text = data.decode("utf-8")
         return (json.loads(text, parse_float=_float, parse_int=_int,
                            parse_constant=JSONNumber, object_pairs_hook=pairs),), repeated

@@ -1,7 +1,10 @@
 """The event log of ``../shared/contract/RUNTIME.md``: one JSON object per line, applied in
 file order inside one transaction. A bad line raises :class:`ImportFileError` with its number
-and nothing of the file is written. Keys the contract does not name are ignored (a writer may
-add its own); ``tool_result`` also takes ``branch``, ``provider`` and ``tool_version``.
+and nothing of the file is written. A field an event's kind does not take (:data:`EVENT_FIELDS`)
+is refused, naming the field, the closest known one and every one the kind takes: ignored, a
+misspelt ``privcy`` would leave a secret result ``public``. Beyond the contract's fields,
+``tool_result`` also takes ``branch``, ``provider`` and ``tool_version``, and ``memory`` its
+confidence's source and reason, its ``writer`` and ``record_as_fact``.
 """
 
 from __future__ import annotations
@@ -13,14 +16,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vigente.errors import ImportFileError, InvalidInput, RuntimeHistoryConflict, VigenteError
+from vigente.errors import (
+    ImportFileError,
+    InvalidInput,
+    RuntimeHistoryConflict,
+    UnknownFields,
+    VigenteError,
+)
 from vigente.jsonl import json_objects, read_lines
 from vigente.time import Instant
 
 if TYPE_CHECKING:
     from vigente.runtime.service import Runtime
 
-__all__ = ["EVENTS", "RuntimeImportReport", "apply_event", "import_events",
+__all__ = ["EVENTS", "EVENT_FIELDS", "RuntimeImportReport", "apply_event", "check_fields",
+           "import_events",
            "untrusted_refusal"]
 
 
@@ -199,6 +209,43 @@ EVENTS: dict[str, Callable[[Runtime, dict[str, Any], Instant | None], None]] = {
 }
 
 
+#: The fields each kind of event takes (its readers above read these and no other), besides
+#: ``event``, ``at`` and (every kind but ``conversation``) ``conversation``. A message's
+#: ``speaker`` is the contract's (RUNTIME.md §1) and accepted; the runtime does not keep it yet.
+EVENT_FIELDS: dict[str, tuple[str, ...]] = {
+    "conversation": ("id", "account", "title"),
+    "participant": ("id", "model", "provider", "label"),
+    "branch": ("id", "parent", "fork_after"),
+    "run": ("id", "branch", "participant", "mode", "parent_run"),
+    "message": ("id", "branch", "role", "content", "run", "speaker"),
+    "tool_call": ("id", "run", "name", "arguments", "raw_arguments"),
+    "tool_result": ("call", "status", "content", "privacy", "visibility", "retry_critical",
+                    "branch", "provider", "tool_version"),
+    "memory": ("id", "sources", "summary", "facts", "kind", "freshness", "observed_at",
+               "stale_after", "revalidate_with", "confidence", "confidence_source",
+               "confidence_reason", "supersedes", "conflicts_with", "privacy", "visibility",
+               "writer", "record_as_fact"),
+    "skill_state": ("run", "skills", "tools", "profile", "id"),
+    "checkpoint": ("id", "run", "state"),
+    "promote": ("run", "refs", "as"),
+    "share": ("ref", "with"),
+    "tool": ("name", "read_only", "description"),
+}
+
+
+def _known_fields(kind: str) -> tuple[str, ...]:
+    head = ("event",) if kind == "conversation" else ("event", "conversation")
+    return (*head, *EVENT_FIELDS[kind], "at")
+
+
+def check_fields(event: dict[str, Any]) -> None:
+    """Refuse the fields ``event``'s kind does not take (:class:`UnknownFields`)."""
+    known = _known_fields(str(event["event"]))
+    unknown = [key for key in event if key not in known]
+    if unknown:
+        raise UnknownFields(unknown, known, f"a {event['event']!r} event")
+
+
 def untrusted_refusal(event: dict[str, Any]) -> str | None:
     """Why a model-facing writer (an agent key, ``vigente mcp``, a model's own output) may
     not write ``event``, or None: instructions (a ``system`` message, a skill state), the
@@ -247,6 +294,7 @@ def apply_event(rt: Runtime, event: dict[str, Any], at: Instant | None, *,
             else ""
         )
         raise InvalidInput(f"unknown event {kind!r}: use one of {', '.join(EVENTS)}{hint}")
+    check_fields(event)
     if kind != "conversation" and not isinstance(event.get("conversation"), str):
         raise InvalidInput(f'a "{kind}" event needs "conversation" (the conversation id)')
     EVENTS[kind](rt, event, at)

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from vigente import telemetry
 from vigente.errors import InvalidInput
-from vigente.records.runtime import RecallDoc, RuntimeRecord, from_record
+from vigente.records.runtime import RecallDoc, RuntimeRecord, from_record, when_forgotten
 from vigente.retrieval.text import fold
 from vigente.runtime.recall_time import TimeWindow, time_window
 from vigente.runtime.redact import redact_content, redact_text
@@ -202,6 +202,7 @@ _MATRICES_LOCK = threading.Lock()
 #: Vectors of texts embedded lately, by (model, text): a text said again is not embedded again.
 _EMBEDDED: dict[tuple[str, str], bytes] = {}
 _EMBEDDED_LIMIT = 20_000
+when_forgotten(_EMBEDDED.clear)  # keyed by text: a purge (in any process) forgets them
 
 
 class Recall:

@@ -802,6 +802,7 @@ def redact_arguments(arguments: Mapping[str, Any], path: str = "arguments"
 # -- tool results and memories -----------------------------------------------------------------
 _CACHE: dict[tuple[str, str], tuple[str, tuple[Redaction, ...]]] = {}
 _CACHE_LIMIT = 4_096
+when_forgotten(_CACHE.clear)  # a purge (in any process) forgets the texts kept here
 
 
 def redact_content(text: str, encoding: str, sha256: str | None = None

@@ -82,13 +82,20 @@ class DecodedRows:
     equal to the one decoded, column for column, so a hit is the decoding of that very row:
     nothing is served that the database did not return. The oldest rows are forgotten past
     ``max_chars`` payload characters; a purge forgets them all. Records are shared between
-    reads: callers never change a record's payload."""
+    reads: callers never change a record's payload.
+
+    A purge in another process (another server worker, a CLI on the same database) reaches
+    this one through the store's purge epoch, a counter every deletion of records raises in
+    the deleting transaction: a backend reads it before it decodes rows and hands it to
+    :meth:`note_purges`, and a store seen at an older epoch makes this process forget every
+    row, typed node and text kept by node, so no process keeps a purged account's text."""
 
     def __init__(self, max_chars: int = 4_000_000) -> None:
         self._rows: dict[Any, tuple[tuple[Any, ...], RuntimeRecord, int]] = {}
         self._chars = 0
         self._max_chars = max_chars
         self._lock = threading.Lock()
+        self._epochs: dict[str, int] = {}  # the purge epoch last seen, by store
 
     def decode(
         self, row: tuple[Any, ...], make: Callable[[tuple[Any, ...]], RuntimeRecord]
@@ -109,6 +116,15 @@ class DecodedRows:
                 oldest = next(iter(self._rows))
                 self._chars -= self._rows.pop(oldest)[2]
         return record
+
+    def note_purges(self, store: str, epoch: int) -> None:
+        """The purge epoch of ``store`` (its URL) is ``epoch``: when it moved since this
+        process last read it, a purge ran elsewhere, and everything is forgotten."""
+        with self._lock:
+            seen = self._epochs.get(store)
+            self._epochs[store] = epoch
+        if seen is not None and seen != epoch:
+            self.forget()
 
     def forget(self) -> None:
         """Forget every row, and the typed nodes made of them (on a purge or a deletion of

@@ -18,6 +18,7 @@ from vigente.store.postgres.retrieval import (
 )
 from vigente.store.postgres.runtime import (
     CONTENT_TOKEN_MIGRATIONS,
+    PURGE_EPOCH_MIGRATIONS,
     RUNTIME_MIGRATIONS,
 )
 
@@ -89,6 +90,7 @@ MIGRATIONS += HORIZON_MIGRATIONS  # the answered knowledge horizon and recorded 
 MIGRATIONS += RECALL_MIGRATIONS  # recall over the runtime graph (vigente.runtime.recall)
 MIGRATIONS += CONTENT_TOKEN_MIGRATIONS  # token counts of raw results, kept at import (issue 23)
 MIGRATIONS += IN_FLIGHT_MIGRATIONS  # writes learned now, reserved before they are dated (issue 35)
+MIGRATIONS += PURGE_EPOCH_MIGRATIONS  # the purge epoch each process checks (issue 35)
 
 SELECT_SCHEMA_TABLE = "SELECT to_regclass('vigente_migrations')"
 CREATE_SCHEMA_TABLE = "CREATE TABLE IF NOT EXISTS vigente_migrations (version integer PRIMARY KEY)"

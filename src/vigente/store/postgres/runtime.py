@@ -26,7 +26,8 @@ from vigente.store.contracts import RuntimeContent, RuntimeIndex, RuntimeLog
 from vigente.store.record_rows import DECODED
 from vigente.time import Instant
 
-__all__ = ["CONTENT_TOKEN_MIGRATIONS", "RUNTIME_MIGRATIONS", "PostgresRuntime"]
+__all__ = ["CONTENT_TOKEN_MIGRATIONS", "PURGE_EPOCH_MIGRATIONS", "RUNTIME_MIGRATIONS",
+           "PostgresRuntime"]
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
 _MICROSECOND = _dt.timedelta(microseconds=1)
@@ -83,6 +84,20 @@ RUNTIME_MIGRATIONS: list[list[str]] = [
         )""",
     ],
 ]
+
+#: The purge epoch (one row): raised by every deletion of runtime records, in its transaction,
+#: so that every process's decoded rows are forgotten after a purge (store/record_rows.py).
+PURGE_EPOCH_MIGRATIONS: list[list[str]] = [
+    [
+        """CREATE TABLE runtime_purges (
+            id    integer PRIMARY KEY CHECK (id = 1),
+            epoch bigint NOT NULL
+        )""",
+        "INSERT INTO runtime_purges (id, epoch) VALUES (1, 0)",
+    ],
+]
+SELECT_PURGE_EPOCH = "SELECT epoch FROM runtime_purges"
+RAISE_PURGE_EPOCH = "UPDATE runtime_purges SET epoch = epoch + 1"
 
 #: Token counts of raw contents, per encoding (see store/sqlite/runtime.py): gone with their
 #: contents (retention) and with the conversation (purge).
@@ -284,6 +299,8 @@ def _decode(row: tuple[Any, ...]) -> RuntimeRecord:
 class PostgresRuntime(RuntimeLog, RuntimeContent, RuntimeIndex):
     """The runtime graph tables of the PostgreSQL backend."""
 
+    url: str
+
     _fetch: Callable[[str, Sequence[Any] | dict[str, Any]], list[tuple[Any, ...]]]
     _read: Callable[[str, Sequence[Any] | dict[str, Any]], list[tuple[Any, ...]]]
     _execute: Callable[[str, Sequence[Any]], None]
@@ -350,7 +367,14 @@ class PostgresRuntime(RuntimeLog, RuntimeContent, RuntimeIndex):
             where.append("(" + " OR ".join(f"{column} = ANY(%s)" for column, _ in keys) + ")")
             params += [list(values) for _, values in keys]
         sql = f"{SELECT_RECORDS} WHERE {' AND '.join(where)} ORDER BY seq"
-        return [_decode(row) for row in self._read(sql, params)]
+        return [_decode(row) for row in self._records_read(sql, params)]
+
+    def _records_read(self, query: str, params: Sequence[Any] | dict[str, Any]
+                      ) -> list[tuple[Any, ...]]:
+        """:meth:`_read` of rows about to be decoded, after handing the purge epoch to the
+        decoded rows (a purge by another process makes this one forget what it kept)."""
+        DECODED.note_purges(self.url, int(self._read(SELECT_PURGE_EPOCH, ())[0][0]))
+        return self._read(query, params)
 
     def runtime_branch_records(self, conversation_id: str, branch_id: str, upto: int | None,
                                participant_id: str, known_at: Instant, since: int = 0
@@ -358,13 +382,13 @@ class PostgresRuntime(RuntimeLog, RuntimeContent, RuntimeIndex):
         params = {"c": conversation_id, "b": branch_id, "p": participant_id,
                   "k": _ts(known_at), "upto": (1 << 62) if upto is None else upto,
                   "since": since}
-        return [_decode(r) for r in self._read(SELECT_ON_BRANCH, params)]
+        return [_decode(r) for r in self._records_read(SELECT_ON_BRANCH, params)]
 
     def runtime_reachable(self, conversation_id: str, participant_id: str,
                           known_at: Instant, since: int = 0) -> list[RuntimeRecord]:
         params = {"c": conversation_id, "p": participant_id, "k": _ts(known_at),
                   "since": since}
-        return [_decode(r) for r in self._read(SELECT_REACHABLE, params)]
+        return [_decode(r) for r in self._records_read(SELECT_REACHABLE, params)]
 
     def runtime_record_homes(self, record_id: str) -> list[tuple[str, str]]:
         return sorted((c, k) for c, k in self._fetch(SELECT_RECORD_HOMES, (record_id,)))
@@ -376,7 +400,7 @@ class PostgresRuntime(RuntimeLog, RuntimeContent, RuntimeIndex):
     # -- read caches -----------------------------------------------------------------------
     def runtime_records_after(self, conversation_id: str, seq: int, limit: int
                               ) -> list[RuntimeRecord]:
-        return [_decode(r) for r in self._read(SELECT_AFTER, (conversation_id, seq, limit))]
+        return [_decode(r) for r in self._records_read(SELECT_AFTER, (conversation_id, seq, limit))]
 
     def runtime_cache_mark(self, conversation_id: str, cache: str) -> int:
         rows = self._read(SELECT_MARK, (conversation_id, cache))
@@ -384,7 +408,7 @@ class PostgresRuntime(RuntimeLog, RuntimeContent, RuntimeIndex):
 
     def runtime_records_after_mark(self, conversation_id: str, cache: str, limit: int
                                    ) -> tuple[int, list[RuntimeRecord]]:
-        rows = self._read(SELECT_AFTER_MARK, {"c": conversation_id, "n": cache, "l": limit})
+        rows = self._records_read(SELECT_AFTER_MARK, {"c": conversation_id, "n": cache, "l": limit})
         return int(rows[0][0]), [_decode(row[1:]) for row in rows if row[1] is not None]
 
     def append_runtime_index(self, conversation_id: str, rows: Sequence[tuple[Any, ...]],
@@ -419,11 +443,11 @@ class PostgresRuntime(RuntimeLog, RuntimeContent, RuntimeIndex):
             sql += " LIMIT %(n)s"
         params = {"c": conversation_id, "f": flag, "k": known_at.micros, "b": branch_id,
                   "upto": (1 << 62) if upto is None else upto, "n": limit}
-        return [_decode(r) for r in self._read(sql, params)]
+        return [_decode(r) for r in self._records_read(sql, params)]
 
     def runtime_open_calls(self, conversation_id: str, known_at: Instant
                            ) -> list[RuntimeRecord]:
-        return [_decode(r) for r in self._read(SELECT_OPEN_CALLS, {"c": conversation_id,
+        return [_decode(r) for r in self._records_read(SELECT_OPEN_CALLS, {"c": conversation_id,
                                                                    "k": known_at.micros})]
 
     def runtime_protected(self, conversation_id: str, known_at: Instant,
@@ -442,7 +466,7 @@ class PostgresRuntime(RuntimeLog, RuntimeContent, RuntimeIndex):
                 params[f"n{q}"] = limit
             parts.append(_FLAGGED_PART.format(q=q, branch=branch_clause, limit=limit_clause))
         found: list[list[RuntimeRecord]] = [[] for _ in range(len(requests) + 1)]
-        for row in self._read(" UNION ALL ".join(f"({part})" for part in parts), params):
+        for row in self._records_read(" UNION ALL ".join(f"({part})" for part in parts), params):
             found[row[0]].append(_decode(row[1:]))
         found[0].sort(key=lambda r: r.seq)
         for records in found[1:]:
@@ -462,7 +486,7 @@ class PostgresRuntime(RuntimeLog, RuntimeContent, RuntimeIndex):
                                 chain: Sequence[tuple[str, int | None]], known_at: Instant,
                                 count: int, below: int | None, limit: int
                                 ) -> tuple[int, list[RuntimeRecord]]:
-        rows = self._read(SELECT_HORIZON_RECORDS, {
+        rows = self._records_read(SELECT_HORIZON_RECORDS, {
             "c": conversation_id, "k": known_at.micros, "skip": count - 1,
             "bs": [b for b, _ in chain], "us": [(1 << 62) if u is None else u for _, u in chain],
             "below": (1 << 62) if below is None else below, "l": max(limit, 0)})
@@ -521,11 +545,13 @@ class PostgresRuntime(RuntimeLog, RuntimeContent, RuntimeIndex):
 
     def delete_runtime_records(self, conversation_id: str, seqs: Sequence[int]) -> int:
         DECODED.forget()
+        self._execute(RAISE_PURGE_EPOCH, ())
         return int(self._fetch(DELETE_RECORDS, (conversation_id, list(seqs)))[0][0])
 
     def delete_runtime_conversations(self, conversation_ids: Sequence[str]) -> int:
         count = 0
         DECODED.forget()
+        self._execute(RAISE_PURGE_EPOCH, ())
         ids = list(conversation_ids)
         for table in [*PURGE_TABLES, "runtime_conversations"]:  # names from a fixed list
             count += int(self._fetch(

@@ -9,7 +9,11 @@ from vigente.store.sqlite.documents import RECORD_MIGRATIONS
 from vigente.store.sqlite.horizon import HORIZON_MIGRATIONS, IN_FLIGHT_MIGRATIONS
 from vigente.store.sqlite.recall import RECALL_MIGRATIONS
 from vigente.store.sqlite.retrieval import FIELD_MIGRATIONS, RETRIEVAL_MIGRATIONS
-from vigente.store.sqlite.runtime import CONTENT_TOKEN_MIGRATIONS, RUNTIME_MIGRATIONS
+from vigente.store.sqlite.runtime import (
+    CONTENT_TOKEN_MIGRATIONS,
+    PURGE_EPOCH_MIGRATIONS,
+    RUNTIME_MIGRATIONS,
+)
 
 __all__ = ["INTERVAL_INDEXES", "MIGRATIONS", "OPEN_END"]
 
@@ -93,6 +97,7 @@ MIGRATIONS += HORIZON_MIGRATIONS  # the answered knowledge horizon and recorded 
 MIGRATIONS += RECALL_MIGRATIONS  # recall over the runtime graph (vigente.runtime.recall)
 MIGRATIONS += CONTENT_TOKEN_MIGRATIONS  # token counts of raw results, kept at import (issue 23)
 MIGRATIONS += IN_FLIGHT_MIGRATIONS  # writes learned now, reserved before they are dated (issue 35)
+MIGRATIONS += PURGE_EPOCH_MIGRATIONS  # the purge epoch each process checks (issue 35)
 
 # The interval index on both axes of every snapshot (the benchmark's "same SQL without the
 # interval indexes" drops it). versions_open serves writes and cannot answer a lookup.

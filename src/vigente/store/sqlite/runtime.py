@@ -26,7 +26,8 @@ from vigente.store.contracts import RuntimeContent, RuntimeIndex, RuntimeLog
 from vigente.store.record_rows import DECODED
 from vigente.time import Instant
 
-__all__ = ["CONTENT_TOKEN_MIGRATIONS", "RUNTIME_MIGRATIONS", "SQLiteRuntime", "blob_folder"]
+__all__ = ["CONTENT_TOKEN_MIGRATIONS", "PURGE_EPOCH_MIGRATIONS", "RUNTIME_MIGRATIONS",
+           "SQLiteRuntime", "blob_folder"]
 
 RUNTIME_MIGRATIONS: list[list[str]] = [
     # the runtime graph: conversations, records (append-only), raw contents, blobs
@@ -81,6 +82,20 @@ RUNTIME_MIGRATIONS: list[list[str]] = [
 #: Token counts of raw contents, per encoding, derived once (at import for a large result) so
 #: that an assembly's transcript-replay count never reads or tokenizes the bytes again. They
 #: go with their contents (retention) and with the conversation (purge).
+#: The purge epoch (one row): raised by every deletion of runtime records, in its transaction,
+#: so that every process's decoded rows are forgotten after a purge (store/record_rows.py).
+PURGE_EPOCH_MIGRATIONS: list[list[str]] = [
+    [
+        """CREATE TABLE runtime_purges (
+            id    INTEGER PRIMARY KEY CHECK (id = 1),
+            epoch INTEGER NOT NULL
+        )""",
+        "INSERT INTO runtime_purges (id, epoch) VALUES (1, 0)",
+    ],
+]
+SELECT_PURGE_EPOCH = "SELECT epoch FROM runtime_purges"
+RAISE_PURGE_EPOCH = "UPDATE runtime_purges SET epoch = epoch + 1"
+
 CONTENT_TOKEN_MIGRATIONS: list[list[str]] = [
     [
         """CREATE TABLE runtime_content_tokens (
@@ -262,11 +277,22 @@ class SQLiteRuntime(RuntimeLog, RuntimeContent, RuntimeIndex):
     _conn: sqlite3.Connection
     _lock: threading.RLock
     _created_blobs: list[str]
+    _purges_version: int | None = None  # PRAGMA data_version when the purge epoch was read
 
     def _runtime_select(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()
                         ) -> list[tuple[Any, ...]]:
         with self._lock:
+            self._note_purges()
             return self._conn.execute(sql, params).fetchall()
+
+    def _note_purges(self) -> None:
+        """Hand the purge epoch to the decoded rows when another connection has committed
+        since this one last looked (``PRAGMA data_version`` moves then only: a few
+        microseconds, no read of the database file)."""
+        version = self._conn.execute("PRAGMA data_version").fetchone()[0]
+        if version != self._purges_version:
+            self._purges_version = version
+            DECODED.note_purges(self.url, self._conn.execute(SELECT_PURGE_EPOCH).fetchone()[0])
 
     # -- conversations ---------------------------------------------------------------------
     def append_runtime_conversation(self, conversation: Conversation) -> None:
@@ -498,6 +524,7 @@ class SQLiteRuntime(RuntimeLog, RuntimeContent, RuntimeIndex):
         count = 0
         DECODED.forget()
         with self._lock, self._secure():
+            self._conn.execute(RAISE_PURGE_EPOCH)
             for seq in seqs:
                 count += self._conn.execute(
                     "DELETE FROM runtime_records WHERE conversation_id = ? AND seq = ?",
@@ -508,6 +535,7 @@ class SQLiteRuntime(RuntimeLog, RuntimeContent, RuntimeIndex):
         count = 0
         DECODED.forget()
         with self._lock, self._secure():
+            self._conn.execute(RAISE_PURGE_EPOCH)
             for cid in conversation_ids:
                 for table in PURGE_TABLES:  # names from a fixed list
                     count += self._conn.execute(
