@@ -13,13 +13,16 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from tests.conformance.test_runtime import session
-from tests.http_server import Tenant, mcp_over_http, service_root, serving_tenant, tool_text
+from tests.http_server import Tenant, service_root, serving_tenant, tool_text
 from vigente import Vigente
 
 ADMIN_KEY = "mcp-fuzz-admin-key-0123456789abcdef"
@@ -128,7 +131,11 @@ def _fuzz_tool(client: Client, tool: Any, examples: int,
               phases=[Phase.generate], suppress_health_check=list(HealthCheck))
     @given(args=_strategy(schema, schema.get("$defs", {})))
     def one(args: dict[str, Any]) -> None:
-        result = anyio.from_thread.run(client.call_tool, tool.name, args)
+        try:
+            result = anyio.from_thread.run(client.call_tool, tool.name, args)
+        except MCPError:  # refused before the tool ran: the HTTP status says how (below)
+            calls.append((tool.name, True))
+            return
         text = tool_text(result)
         assert not crashed(tool.name, text), (tool.name, args, text[:500])
         calls.append((tool.name, bool(result.is_error)))
@@ -149,6 +156,20 @@ def test_every_tool_takes_any_arguments_without_failing(served: tuple[Tenant, st
                                                         "valid_at": "2026-09-10"})
         assert not alive.is_error, tool_text(alive)
 
-    anyio.run(mcp_over_http, tenant.url, tenant.token, fuzz)
+    statuses: list[int] = []
+
+    async def status(response: httpx2.Response) -> None:
+        statuses.append(response.status_code)
+
+    async def main() -> None:
+        headers = {"Authorization": f"Bearer {tenant.token}"}
+        async with httpx2.AsyncClient(headers=headers, timeout=60,
+                                      event_hooks={"response": [status]}) as http:
+            transport = streamable_http_client(f"{tenant.url}/mcp", http_client=http)
+            async with Client(transport, read_timeout_seconds=60) as client:
+                await fuzz(client)
+
+    anyio.run(main)
+    assert statuses and not [s for s in statuses if s >= 500], statuses  # refusals are 4xx
     tried = {name for name, _ in calls}
     assert len(tried) >= 9 and any(not error for _, error in calls), calls

@@ -14,6 +14,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from tests.conformance.rollback import undo_from
 from vigente import Vigente
 from vigente.assemble import Assembler
 from vigente.assemble.tokens import tiktoken_tokenizer
@@ -157,14 +158,8 @@ def test_content_tokens_go_with_the_bytes_and_with_the_account(vg: Vigente) -> N
 def test_an_existing_store_gets_the_table_by_migration(store_url: str) -> None:
     vg = Vigente.open(store_url)
     vg.close()
-    # the schema before the token counts: their table and migration gone, with the one
-    # migration after them (the purge epoch, issue 35)
-    statements = [
-        "DROP TABLE runtime_content_tokens",
-        "DROP TABLE runtime_purges",
-        "DELETE FROM vigente_migrations WHERE version >= "
-        "(SELECT max(version) - 1 FROM vigente_migrations)",
-    ]
+    # the schema before the token counts: their migration and every one after it undone
+    statements = undo_from(store_url, "runtime_content_tokens")
     if store_url.startswith("postgres"):
         import psycopg
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime as _dt
 import itertools
 import json
-import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.conformance.rollback import undo_from
 from vigente import Vigente
 from vigente.retrieval import MINILM, MiniLMEmbedder
 
@@ -138,20 +138,6 @@ def test_the_marks_count_the_vectors_left_after_any_appends_and_deletions(
     assert vg.store.runtime_recall_vector_mark(conversation, "model-b") == (0, 0)
 
 
-def _back_before_the_marks(store_url: str) -> list[str]:
-    """SQL that undoes the migration creating the vector marks and every one after it."""
-    if store_url.startswith("postgres"):
-        from vigente.store.postgres.migrations import MIGRATIONS
-    else:
-        from vigente.store.sqlite.migrations import MIGRATIONS
-    first = next(i for i, m in enumerate(MIGRATIONS)
-                 if any("CREATE TABLE runtime_recall_vector_marks" in sql for sql in m))
-    tables = [t for m in MIGRATIONS[first:] for sql in m
-              for t in re.findall(r"CREATE TABLE (?:IF NOT EXISTS )?(\w+)", sql)]
-    return [*(f"DROP TABLE {t}" for t in reversed(tables)),  # names from our own migrations
-            f"DELETE FROM vigente_migrations WHERE version > {int(first)}"]  # noqa: S608
-
-
 def test_a_store_from_before_the_marks_fills_them_from_its_vectors(
         store_url: str, minilm: MiniLMEmbedder) -> None:
     vg = Vigente.open(store_url)
@@ -161,7 +147,7 @@ def test_a_store_from_before_the_marks_fills_them_from_its_vectors(
     vg.close()
     # take the store back to the schema before the marks: their table and migration gone, with
     # every migration after them (the tables they create dropped)
-    statements = _back_before_the_marks(store_url)
+    statements = undo_from(store_url, "runtime_recall_vector_marks")
     if store_url.startswith("postgres"):
         import psycopg
 
