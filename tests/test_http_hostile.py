@@ -243,7 +243,8 @@ def test_errors_over_http_give_http_advice(
               "valid_from": "2026-01-01", "known_at": "2026-02-01"}
     assert client.post("/v1/statements", headers=key,
                        json={"statements": [record]}).status_code == 200
-    asked = client.post("/v1/ask", headers=key, json={"lineage": "lim", "valid_at": "2026-01-05"})
+    asked = client.post("/v1/ask", headers=key, json={"lineage": "lim", "valid_at": "2026-01-05",
+                                                       "known_at": "2026-02-05"})  # an audit
     assert asked.status_code == 200
     late = client.post("/v1/statements", headers=key,
                        json={"statements": [dict(record, value=2, known_at="2026-02-02")]})

@@ -6,6 +6,7 @@ a value may take, and a hostile model writing such a memory through the real MCP
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import os
@@ -194,7 +195,12 @@ def _cases(draw: Any) -> tuple[Any, str, list[str]]:
     result = draw(_results)
     held = [t for t in _texts(result) if t.strip()]
     summary, invented = _summary(draw, held)
-    return result, summary, invented
+    # a generated result may hold an "invented" value by chance: "$" is held by any dollar's
+    # code (usd, cad, aud …), which a generated word may be
+    text = _dumps(result).casefold()
+    dollars = ("$", "usd", "cad", "aud", "nzd", "hkd", "sgd", "mxn")
+    return result, summary, [v for v in invented if v.casefold() not in text
+                             and not (v == "$" and any(d in text for d in dollars))]
 
 
 @settings(max_examples=400, deadline=None)
@@ -280,7 +286,8 @@ HOSTILE = {"event": "memory", "conversation": C, "id": "claim", "sources": ["t1"
            "writer": "extractor"}
 
 
-async def _attack(client: Client) -> None:
+async def _attack(client: Client, writer: str) -> None:
+    """``writer``: who the store records the model as (its key's name, or ``vigente mcp``)."""
     events = [e for e in session() if e.get("role") != "system"]  # a model writes none
     trusted = await client.call_tool("record_event", {"events": events})
     assert not trusted.is_error, tool_text(trusted)
@@ -298,7 +305,7 @@ async def _attack(client: Client) -> None:
     data: dict[str, Any] = built.structured_content
     decided = {d["ref"]: d for d in (*data["included"], *data["omitted"])}
     for ref in ("claim0", "claim1"):
-        assert decided[ref]["rule"] == "memory.writer_claim:by:mcp:record_event"
+        assert decided[ref]["rule"] == f"memory.writer_claim:by:{writer}"
         assert {c["value"] for c in decided[ref]["unsupported"]} >= {"0", "cancelled"}
     assert "claim9" not in decided and "t1#memory" not in {
         d["ref"] for d in data["omitted"] if d["reason"] == "superseded"}
@@ -306,12 +313,12 @@ async def _attack(client: Client) -> None:
         text = json.dumps(m)
         if "cancelled" in text:  # the claim, only inside its labelled block
             assert m["content"].startswith("[assertion claim") and (
-                "by mcp:record_event about train_search (t1)") in m["content"]
+                f"by {writer} about train_search (t1)") in m["content"]
             assert "not held by the tool's result; the writer's claim" in m["content"]
     # explain names the rule and the values, as the assembly did
     why = await client.call_tool(
         "explain_assembly", {"assembly_id": data["assembly_id"], "why_not": "claim0"})
-    assert why.structured_content["rule"] == "memory.writer_claim:by:mcp:record_event"
+    assert why.structured_content["rule"] == f"memory.writer_claim:by:{writer}"
     assert {c["value"] for c in why.structured_content["unsupported"]} >= {"0", "cancelled"}
     explained = await client.call_tool("explain_assembly", {"assembly_id": data["assembly_id"]})
     assert explained.structured_content["included"] == data["included"]
@@ -324,7 +331,7 @@ def test_a_hostile_models_summary_is_its_labelled_claim_over_stdio(tmp_path: Pat
     # the server runs the code under test (this environment's, PYTHONPATH included)
     params = StdioServerParameters(command=command[0], args=[*command[1:], "--db", str(db), "mcp"],
                                    env=dict(os.environ))
-    _run(_attack, params)
+    _run(functools.partial(_attack, writer="vigente mcp"), params)
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
@@ -337,5 +344,6 @@ def test_a_hostile_models_summary_is_its_labelled_claim_over_mcp_http(
     admin = {"Authorization": f"Bearer {ADMIN_KEY}"}
     with running(app) as url, httpx.Client(base_url=url, timeout=60) as c:
         c.post("/v1/admin/tenants", json={"name": "alpha"}, headers=admin).raise_for_status()
-        key = c.post("/v1/admin/tenants/alpha/keys", json={}, headers=admin).json()["key"]
-        _run(_attack, url, key)
+        created = c.post("/v1/admin/tenants/alpha/keys", json={}, headers=admin).json()
+        writer = f"agent key {created['key_id']}"  # a key without a role: a model's
+        _run(functools.partial(_attack, writer=writer), url, created["key"])

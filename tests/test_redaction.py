@@ -523,22 +523,26 @@ ADMIN_KEY = "redaction-admin-key-0123456789abcdef"
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, str]]:
-    """A running service (URL) and one tenant's key."""
+def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, str, str]]:
+    """A running service (URL) and one tenant's keys: the application's (a service key) and
+    a model's (an agent key)."""
     root = (str(tmp_path / "data") if request.param == "sqlite"
             else request.getfixturevalue("postgres_url"))
     app = create_app(ServiceConfig(root, admin_key=ADMIN_KEY, rate=1000, burst=1000))
     admin = {"Authorization": f"Bearer {ADMIN_KEY}"}
     with running(app) as url, httpx.Client(base_url=url, timeout=60) as c:
         c.post("/v1/admin/tenants", json={"name": "bank"}, headers=admin).raise_for_status()
-        key = c.post("/v1/admin/tenants/bank/keys", json={}, headers=admin).json()["key"]
-        yield url, key
+        key = c.post("/v1/admin/tenants/bank/keys", json={"role": "service"},
+                     headers=admin).json()["key"]
+        model = c.post("/v1/admin/tenants/bank/keys", json={"role": "agent"},
+                       headers=admin).json()["key"]
+        yield url, key, model
 
 
-def test_no_http_read_returns_a_secret(served: tuple[str, str]) -> None:
+def test_no_http_read_returns_a_secret(served: tuple[str, str, str]) -> None:
     """``GET /v1/conversations/{c}`` (with and without ``content=false``), the transcript,
     ``POST /v1/assemble`` in every format, the assembly's explain and ``POST /v1/recall``."""
-    url, key = served
+    url, key, _ = served
     auth = {"Authorization": f"Bearer {key}"}
     with httpx.Client(base_url=url, timeout=60, headers=auth) as c:
         wrote = c.post("/v1/runtime/events", json={"events": secret_events()})
@@ -610,9 +614,11 @@ def test_a_hostile_model_over_stdio_gets_no_secret_back(tmp_path: Path) -> None:
         assert {n.id for n in vg.runtime.graph(HOSTILE).nodes} >= {"c1", "u2"}
 
 
-def test_a_hostile_model_over_mcp_http_gets_no_secret_back(served: tuple[str, str]) -> None:
-    url, key = served
-    _run(_hostile_model, url, key)
+def test_a_hostile_model_over_mcp_http_gets_no_secret_back(
+    served: tuple[str, str, str],
+) -> None:
+    url, key, model = served
+    _run(_hostile_model, url, model)  # the model's key; the application reads with its own
     with httpx.Client(base_url=url, timeout=60,
                       headers={"Authorization": f"Bearer {key}"}) as c:
         for query in ("", "?content=false"):

@@ -52,9 +52,9 @@ def found(lookup: Callable[[], T]) -> T:
 #: none, says that an operator does it on the server).
 HTTP_ADVICE: tuple[tuple[str, str], ...] = (
     ("omit --known-at / known_at: learned now", "omit `known_at`: learned now"),
-    ("`vigente import FILE --backfill REASON`, recorded for audits",
-     "an operator's `vigente import FILE --backfill REASON` on the tenant's store, recorded "
-     "for audits (the API writes no backfills)"),
+    ("`vigente import FILE --backfill REASON`, `vigente precedence … --backfill REASON`",
+     "an operator's `vigente import FILE --backfill REASON` on the tenant's store (the API "
+     "imports no backfilled statements), or the `backfill` field of POST /v1/precedence"),
     ("run `vigente index` to embed them", "an operator embeds them ahead of searches with "
      "`vigente index` on the tenant's store (the API has no index endpoint)"),
     ("run `vigente index` after adding documents to index (and embed) them ahead of searches",
