@@ -181,7 +181,7 @@ def test_the_documented_grants_are_enough_and_keep_the_store_append_only(
         for line in DEPLOYMENT.read_text().splitlines()
         if line.startswith("GRANT ") and "retrieval_vectors" not in line
     ]
-    assert len(grants) == 7
+    assert len(grants) == 8
     app = psycopg.conninfo.conninfo_to_dict(roles["app"])["user"]
     with psycopg.connect(roles["owner"], autocommit=True) as owner:
         for grant in grants:
