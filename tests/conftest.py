@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from vigente import Vigente
 from vigente.retrieval import MiniLMEmbedder
 
 pytest_plugins = ["tests.postgres_server"]
+
+# Property tests draw the same examples on every run (a CI run is reproducible, and a failure
+# seen once is seen again); HYPOTHESIS_EXPLORE=1 draws new ones each run, to look for more.
+settings.register_profile("reproducible", derandomize=True, print_blob=True)
+settings.register_profile("explore", print_blob=True)
+settings.load_profile("explore" if os.environ.get("HYPOTHESIS_EXPLORE") else "reproducible")
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The real data shared beside the repository (``../shared/data``); absent in a lone clone.
