@@ -16,7 +16,16 @@ def undo_from(store_url: str, table: str) -> list[str]:
         from vigente.store.sqlite.migrations import MIGRATIONS
     first = next(i for i, m in enumerate(MIGRATIONS)
                  if any(f"CREATE TABLE {table}" in sql for sql in m))
-    tables = [t for m in MIGRATIONS[first:] for sql in m
-              for t in re.findall(r"CREATE TABLE (?:IF NOT EXISTS )?(\w+)", sql)]
-    return [*(f"DROP TABLE {t}" for t in reversed(tables)),  # names from our own migrations
-            f"DELETE FROM vigente_migrations WHERE version > {int(first)}"]  # noqa: S608
+    undo: list[str] = []
+    dropped: set[str] = set()
+    for sql in reversed([sql for m in MIGRATIONS[first:] for sql in m]):
+        # names from our own migrations
+        if created := re.search(r"CREATE TABLE (?:IF NOT EXISTS )?(\w+)", sql):
+            undo.append(f"DROP TABLE {created[1]}")
+            dropped.add(created[1])
+        elif index := re.search(r"CREATE (?:UNIQUE )?INDEX (?:IF NOT EXISTS )?(\w+)", sql):
+            undo.append(f"DROP INDEX IF EXISTS {index[1]}")
+        elif added := re.search(r"ALTER TABLE (\w+) ADD COLUMN (\w+)", sql):
+            if added[1] not in dropped:
+                undo.append(f"ALTER TABLE {added[1]} DROP COLUMN {added[2]}")
+    return [*undo, f"DELETE FROM vigente_migrations WHERE version > {int(first)}"]  # noqa: S608

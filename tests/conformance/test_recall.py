@@ -196,12 +196,15 @@ def test_an_answer_at_k_never_changes(vg: Vigente, messages: list[tuple[list[str
        st.integers(0, 16))
 def test_words_rank_by_bm25_over_an_account(vg: Vigente, messages: list[tuple[int, list[str]]],
                                             query: list[str], cut: int) -> None:
-    """Ranked by words, an account's records come in the order of Okapi BM25 (k1 1.2, b 0.75)
-    over the records known at K, every conversation's together, ties by conversation and
-    position: computed here from the texts alone."""
+    """Ranked by words, an account's records come in the order of Okapi BM25 (the fitted k1
+    and b) over the records known at K, every conversation's together, ties by conversation
+    and position: computed here from the texts alone (the session and the neighbours, which
+    raise a record by others', weigh nothing here)."""
     import math
+    from dataclasses import replace
 
-    from vigente.runtime.recall import _terms
+    from vigente.runtime.recall import Recall, _terms
+    from vigente.runtime.recall_rank import WEIGHTS
 
     account = f"bm25-{uuid.uuid4().hex}"  # one store for every example
     events: list[dict[str, Any]] = []
@@ -226,11 +229,13 @@ def test_words_rank_by_bm25_over_an_account(vg: Vigente, messages: list[tuple[in
             if terms[term]:
                 idf = math.log(1 + (len(known) - df + 0.5) / (df + 0.5))
                 tf, length = terms[term], sum(terms.values())
-                score += idf * tf * 2.2 / (tf + 1.2 * (1 - 0.75 + 0.75 * length / avg))
+                k1, b = WEIGHTS.k1, WEIGHTS.b
+                score += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / avg))
         if score > 0:
             expected.append((-score, conversation, day, ref))
     expected.sort()
-    got = vg.runtime.recall(" ".join(query), account=account, known_at=at(cut + 0.5),
+    words_only = Recall(vg.runtime, weights=replace(WEIGHTS, session=0, neighbour=0))
+    got = words_only.recall(" ".join(query), account=account, known_at=at(cut + 0.5),
                             mode="lexical", k=20)
     assert refs(got) == [ref for *_, ref in expected]
     assert [h.conversation for h in got.hits] == [c for _, c, _, _ in expected]

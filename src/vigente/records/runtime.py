@@ -101,7 +101,8 @@ def term_weight(count: int, length: int) -> int:
 class RecallDoc:
     """One record as the recall index holds it (vigente.runtime.recall): its searchable text
     (bounded, credentials redacted), the folded terms of that text with their counts, and who
-    spoke it (``speaker``: a message's role, ``memory``/``user_memory``, or the tool's name)."""
+    spoke it (``speaker``: a message's role, ``memory``/``user_memory``, or the tool's name;
+    ``name``: the message's speaker, a person's display name, when the log gave one)."""
 
     conversation_id: str
     seq: int
@@ -113,6 +114,7 @@ class RecallDoc:
     text: str
     terms: dict[str, int]  # (empty when read back from the store)
     length: int  # how many terms the text holds
+    name: str | None = None  # the message's speaker (RUNTIME.md section 1), when it has one
 
 @dataclass(frozen=True, slots=True)
 class Conversation:

@@ -27,7 +27,6 @@ a hit's text.
 
 from __future__ import annotations
 
-import math
 import re
 import threading
 import weakref
@@ -40,6 +39,8 @@ from vigente import telemetry
 from vigente.errors import InvalidInput
 from vigente.records.runtime import RecallDoc, RuntimeRecord, from_record, when_forgotten
 from vigente.retrieval.text import fold
+from vigente.runtime import recall_rank
+from vigente.runtime.recall_rank import WEIGHTS, Weights
 from vigente.runtime.recall_time import TimeWindow, time_window
 from vigente.runtime.redact import redact_content, redact_text
 from vigente.time import Instant, TimeLike
@@ -62,34 +63,22 @@ MAX_K: Final = 100
 MAX_QUERY_CHARS: Final = 10_000
 #: Privacy classes whose text is indexed (the others never reach a hit).
 INDEXED_PRIVACY: Final = ("public", "user")
-RRF_K: Final = 60
 POOL: Final = 100  # candidates per ranking before fusion
 #: A term held by more records than this (as known at k) is skipped: it ranks nothing.
 MAX_POSTINGS: Final = 50_000
 #: Records read per term: those where it weighs most (a term in more records than this adds
 #: its weight to these only; records it weighs less in rank lower for it anyway).
 MAX_TERM_POSTINGS: Final = 1_000
-K1, B = 1.2, 0.75
 _BATCH = 2_000
 _EMBED_BATCH = 64
 _FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "i'm", "im"})
 _SECOND_PERSON = frozenset({"you", "your", "yours"})
-#: Function words of English and Italian: never indexed, never matched.
-STOPWORDS: Final = frozenset("""
-a about above after again against all am an and any are as at be because been before being
-below between both but by can could did do does doing down during each few for from further
-had has have having he her here hers herself him himself his how i if in into is it its itself
-just me more most my myself no nor not now of off on once only or other our ours ourselves out
-over own same she should so some such than that the their theirs them themselves then there
-these they this those through to too under until up very was we were what when where which
-while who whom why will with would you your yours yourself yourselves im ive id ill dont s t
-il lo la i gli le un uno una di da del della dei delle in con su per tra fra e o ma che non
-mi ti si ci vi è sono ho hai ha abbiamo avete hanno
-""".split())
+#: Candidates whose neighbours are candidates too (a short answer found through its question).
+_CONTEXT_OF = 30
 
 
 def _terms(text: str) -> Counter[str]:
-    return Counter(t for t in fold(text).split() if t not in STOPWORDS and len(t) < 64)
+    return recall_rank.terms(text)
 
 
 def _facts_text(value: Any, path: str = "") -> list[str]:
@@ -110,7 +99,9 @@ def recall_doc(r: RuntimeRecord, content: str | None = None) -> RecallDoc | None
         if role == "system":
             return None
         text, _ = redact_text(_window(str(r.payload.get("content", "")), MAX_TEXT))
-        return _doc(r, "message", role, text)
+        name = r.payload.get("speaker")
+        name = name.strip() if isinstance(name, str) and name.strip() else None
+        return _doc(r, "message", role, text, name)
     if r.kind in ("memory", "user_memory"):
         node = from_record(r)
         if node.privacy not in INDEXED_PRIVACY:
@@ -140,18 +131,25 @@ def _window(text: str, size: int) -> str:
     return cut[:ends[-1]] if ends else cut[:max(0, size - 1024)]
 
 
-def _doc(r: RuntimeRecord, kind: str, speaker: str, text: str) -> RecallDoc | None:
-    terms = _terms(text)
+def _doc(r: RuntimeRecord, kind: str, speaker: str, text: str, name: str | None = None
+         ) -> RecallDoc | None:
+    said = text
+    if name is not None and said[:len(name) + 1].casefold() == f"{name.casefold()}:":
+        said = said[len(name) + 1:]  # "Ana: …" written by a log that had no speaker field
+    terms = _terms(said)
     if not terms:
         return None
     return RecallDoc(r.conversation_id, r.seq, r.record_id, kind, speaker, r.participant_id,
-                     r.known_from.micros, text, dict(terms), sum(terms.values()))
+                     r.known_from.micros, text, dict(terms), sum(terms.values()), name)
 
 
 @dataclass(frozen=True, slots=True)
 class RecallHit:
     """One record recalled: ``ref`` is its id as the log gave it, ``at`` its knowledge time,
-    ``why`` what raised it (``words``, ``meaning``, ``time``, ``speaker``)."""
+    ``speaker`` who said it (a message's speaker when it has one, else its role; a memory's
+    kind; a tool's name), ``role`` the message's role (or the memory's kind, the tool's name),
+    ``why`` what raised it (``words``, ``meaning``, ``time``, ``speaker``, ``session``,
+    ``neighbour``)."""
 
     ref: str
     kind: str
@@ -163,12 +161,13 @@ class RecallHit:
     participant: str | None
     seq: int
     why: tuple[str, ...] = ()
+    role: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         return {"ref": self.ref, "kind": self.kind, "conversation": self.conversation,
                 "at": self.at.isoformat(), "score": round(self.score, 6), "text": self.text,
-                "speaker": self.speaker, "participant": self.participant,
-                "why": list(self.why)}
+                "speaker": self.speaker, "role": self.role or self.speaker,
+                "participant": self.participant, "why": list(self.why)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,10 +207,12 @@ when_forgotten(_EMBEDDED.clear)  # keyed by text: a purge (in any process) forge
 class Recall:
     """Recall over the runtime graph of one store (``Runtime.recall`` composes it)."""
 
-    def __init__(self, reads: RuntimeReads, *, embedder: Embedder | None = None) -> None:
+    def __init__(self, reads: RuntimeReads, *, embedder: Embedder | None = None,
+                 weights: Weights = WEIGHTS) -> None:
         self.reads = reads
         self.store: Store = reads.store
         self._embedder = embedder
+        self.weights = weights
 
     # -- the index -------------------------------------------------------------------------
     def catch_up(self, conversation: str) -> int:
@@ -311,10 +312,11 @@ class Recall:
         used = "lexical" if embedder is None else ("semantic" if mode == "semantic"
                                                    else "hybrid")
         window = time_window(query, k_at)
-        ranker = _Ranker(self.store, conversations, k_at.micros, exclude_seqs=(
-            {(conversation, s) for s in exclude} if conversation is not None else set()))
-        lists = self._rankings(ranker, query, window, mode, embedder, conversations, notes)
         person = _person(query, self.reads, conversations, k_at, participants)
+        ranker = _Ranker(self.store, conversations, k_at.micros, exclude_seqs=(
+            {(conversation, s) for s in exclude} if conversation is not None else set()),
+            weights=self.weights, person=person)
+        lists = self._rankings(ranker, query, window, mode, embedder, conversations, notes)
         fused = _fuse(lists, ranker, person)
         hits = self._visible(fused, k, conversation, branch, participant, k_at, chain, granted)
         telemetry.record_recall(used, len(hits))
@@ -415,7 +417,8 @@ class Recall:
                 # (redacted again: an index written before a rule was added)
                 out.append(RecallHit(d.record_id, d.kind, d.conversation_id,
                                      Instant(d.known_micros), score, redact_text(d.text)[0],
-                                     d.speaker, d.participant_id, d.seq, why))
+                                     d.name or d.speaker, d.participant_id, d.seq, why,
+                                     d.speaker))
                 if len(out) == k:
                     break
         return out
@@ -450,43 +453,72 @@ def _check_recall(query: str, k: int, mode: str, conversation: str | None,
                            "branch of one conversation: give conversation and branch")
 
 
+@dataclass(frozen=True, slots=True)
+class _Person:
+    """Who a query asks about: ``role`` (``user``/``assistant``, for the first/second person),
+    the participants it names (their id or label) and the speakers it names (folded names,
+    and the terms of those names, which the query's words then weigh less)."""
+
+    role: str | None = None
+    participants: frozenset[str] = frozenset()
+    names: frozenset[str] = frozenset()
+    name_terms: frozenset[str] = frozenset()
+
+
+def _names_in(words: set[str], names: Sequence[str]) -> set[str]:
+    """The names (folded) that the query's folded ``words`` say: all of a name's words, or its
+    first word when no other name starts with it ("Ana" for "Ana María")."""
+    folded = {fold(n) for n in names if isinstance(n, str) and len(fold(n)) > 2}
+    firsts = Counter(n.split()[0] for n in folded)
+    return {n for n in folded if set(n.split()) <= words
+            or (firsts[n.split()[0]] == 1 and n.split()[0] in words)}
+
+
 def _person(query: str, reads: RuntimeReads, conversations: Sequence[str], k_at: Instant,
-            participants: Sequence[tuple[str, str | None]] | None = None
-            ) -> tuple[str | None, set[str]]:
-    """Who the query asks about: ``user``/``assistant`` (first/second person) and the
-    participants it names (their id or speaker label; ``participants``: those of the one
-    conversation, when the caller has read them)."""
+            participants: Sequence[tuple[str, str | None]] | None = None) -> _Person:
+    """Who the query asks about (``participants``: those of the one conversation,
+    ``(id, label)``, when the caller has read them)."""
     words = set(query.casefold().replace("’", "'").split())
     words |= set(fold(query).split())
     role = "user" if words & _FIRST_PERSON else ("assistant" if words & _SECOND_PERSON else None)
-    named: set[str] = set()
     known = (list(participants) if participants is not None else
              [(r.record_id, r.payload.get("label")) for c in conversations
               for r in reads.store.runtime_records(c, kinds=["participant"], known_at=k_at)])
+    named: set[str] = set()
     for pid, label in known:
         for name in (pid, label):
             if isinstance(name, str) and len(name) > 2 and fold(name) and set(
                     fold(name).split()) <= words:
                 named.add(pid)
-    return role, named
+    names = _names_in(words, reads.store.runtime_recall_names(conversations, k_at.micros))
+    name_terms = frozenset(t for n in names for t in _terms(n))
+    return _Person(role, frozenset(named), frozenset(names), name_terms)
 
 
 class _Ranker:
     """The rankings of one recall, each a list of ``(conversation, seq)`` best first."""
 
     def __init__(self, store: Store, conversations: Sequence[str], known_micros: int, *,
-                 exclude_seqs: set[tuple[str, int]]) -> None:
+                 exclude_seqs: set[tuple[str, int]], weights: Weights = WEIGHTS,
+                 person: _Person | None = None) -> None:
         self.store = store
         self.conversations = list(conversations)
         self.known = known_micros
         self.exclude = exclude_seqs
+        self.weights = weights
+        self.person = person or _Person()
         self.docs: dict[tuple[str, int], RecallDoc] = {}
+        #: each ranking's scores on a scale from 0 to 1 (the best), by its name
+        self.scores: dict[str, dict[tuple[str, int], float]] = {}
 
     def _keep(self, ranked: list[tuple[tuple[str, int], float]]) -> list[tuple[str, int]]:
         ranked.sort(key=lambda x: (-x[1], x[0]))
         return [key for key, _ in ranked if key not in self.exclude][:POOL]
 
     def lexical(self, text: str, notes: list[str]) -> list[tuple[str, int]]:
+        """Every record holding a term of ``text``, by BM25 (:func:`~vigente.runtime.
+        recall_rank.bm25`), best first; a named person's name weighs
+        :attr:`~vigente.runtime.recall_rank.Weights.name_term` of a word."""
         terms = list(dict.fromkeys(_terms(text)))
         if not terms:
             return []
@@ -494,7 +526,6 @@ class _Ranker:
                                                             self.known)
         if not n:
             return []
-        avg = total / n
         common = [t for t in terms if df[t] > MAX_POSTINGS]
         if common:
             notes.append(f"skipped as too common to rank: {', '.join(common)}")
@@ -503,32 +534,11 @@ class _Ranker:
                                                       MAX_TERM_POSTINGS)
         if not postings:
             return []
-        import numpy as np
-
-        # scored as arrays, term by term in the query's order: each record's sum is added up
-        # in the same order, with the same operations, every time
-        cids = sorted({p[0] for p in postings})
-        cid_at = {cid: i for i, cid in enumerate(cids)}
-        term_at = {term: i for i, term in enumerate(used)}
-        rows = np.array([(cid_at[cid], seq, term_at[term], tf, length)
-                         for cid, seq, term, tf, length in postings], dtype=np.int64)
-        width = int(rows[:, 1].max()).bit_length()  # (conversation, seq) as one integer
-        keys, slot = np.unique(rows[:, 0] << width | rows[:, 1], return_inverse=True)
-        scores = np.zeros(len(keys), dtype=np.float64)
-        for t, term in enumerate(used):
-            mine = rows[:, 2] == t
-            tf, length = rows[mine, 3].astype(np.float64), rows[mine, 4].astype(np.float64)
-            idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
-            scores[slot[mine]] += idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / avg))
-        conversation, seq = keys >> width, keys & ((1 << width) - 1)
-        best: list[tuple[str, int]] = []
-        for i in np.lexsort((seq, conversation, -scores)):  # best first, then (conversation, seq)
-            key = (cids[conversation[i]], int(seq[i]))
-            if key not in self.exclude:
-                best.append(key)
-                if len(best) == POOL:
-                    break
-        return best
+        w = self.weights
+        weights = {t: (w.name_term if t in self.person.name_terms else 1.0) for t in used}
+        scores = recall_rank.bm25(postings, n, total / n, df, weights, w)
+        self.scores["words"] = recall_rank.normalised(scores)
+        return [key for key in recall_rank.ranked(scores) if key not in self.exclude]
 
     def _load(self, keys: set[tuple[str, int]]) -> None:
         """Read the indexed records of ``keys`` not read yet (one read)."""
@@ -554,7 +564,13 @@ class _Ranker:
             top = np.argpartition(-scores, count - 1)[:count]
             ranked += [((cid, int(m.seqs[i])), float(scores[i])) for i in top
                        if scores[i] > -np.inf]
-        return self._keep(ranked)
+        best = self._keep(ranked)
+        kept = dict(ranked)
+        # the cosine of the last kept record scores 0 (a record not kept is not a candidate)
+        self.scores["meaning"] = recall_rank.normalised(
+            {key: kept[key] for key in best}, min((kept[key] for key in best), default=0.0)
+            if len(best) > 1 else 0.0)
+        return best
 
     def between(self, window: TimeWindow) -> list[tuple[str, int]]:
         start = window.start if window.start is not None else -(1 << 62)
@@ -568,7 +584,10 @@ class _Ranker:
     def anchor(self, window: TimeWindow) -> TimeWindow:
         """An event-anchored window: the time of the record that best says the event."""
         assert window.event is not None
+        words = self.scores.pop("words", None)
         found = self.lexical(window.event, [])
+        if words is not None:  # the query's own scores, not the event's
+            self.scores["words"] = words
         if not found:
             return TimeWindow(None, None, window.phrase, window.text)
         self._load(set(found[:1]))
@@ -579,29 +598,47 @@ class _Ranker:
 
 
 def _fuse(lists: Sequence[tuple[str, list[tuple[str, int]]]], ranker: _Ranker,
-          person: tuple[str | None, set[str]]
-          ) -> list[tuple[RecallDoc, float, tuple[str, ...]]]:
-    scores: dict[tuple[str, int], float] = {}
-    why: dict[tuple[str, int], list[str]] = {}
-    for name, ranked in lists:
-        for rank, key in enumerate(ranked, start=1):
-            scores[key] = scores.get(key, 0.0) + 1.0 / (RRF_K + rank)
-            why.setdefault(key, []).append(f"{name}:{rank}")
-    ranker._load(set(scores))
-    role, named = person
+          person: _Person) -> list[tuple[RecallDoc, float, tuple[str, ...]]]:
+    """The candidates of the ranked lists, fused (:func:`~vigente.runtime.recall_rank.fuse`),
+    raised by their session and neighbours and by who spoke, best first."""
+    w = ranker.weights
+    scores, why = recall_rank.fuse(lists, ranker.scores, {"words": w.words, "meaning": w.meaning,
+                                                          "time": w.time})
+    candidates = {key for _, ranked in lists for key in ranked[:POOL]}
+    best = sorted(candidates, key=lambda key: (-scores[key], key))[:_CONTEXT_OF]
+    near = ({(cid, seq + d) for cid, seq in best for d in (-2, -1, 1, 2)} - candidates
+            if w.neighbour > 0 else set())
+    ranker._load(candidates | near)
+    for key in near:  # a neighbour indexed, known at k, and not a record left out
+        if key in ranker.docs and ranker.docs[key].known_micros <= ranker.known and (
+                ranker.docs[key].kind == "message") and (
+                key not in ranker.exclude) and (
+                recall_rank.neighbours(key, {k: 0.0 for k in best}, reach=2)):
+            candidates.add(key)
+            why.setdefault(key, [])
+    candidates = {key for key in candidates if key in ranker.docs}  # (erased between reads)
+    # the session and the neighbours are those of a dialogue: messages among messages (a tool
+    # result and its memory say the same thing twice; they would raise each other)
+    turns = {key for key, d in ranker.docs.items() if d.kind == "message"}
+    days = {key: ranker.docs[key].known_micros // recall_rank.DAY_MICROS
+            for key in candidates if key in turns}
+    context = {key: scores.get(key, 0.0) for key in candidates}
+    context |= recall_rank.with_context({k: v for k, v in scores.items() if k in turns
+                                         or k not in ranker.docs}, days, w)
     out = []
-    for key, score in scores.items():
-        d = ranker.docs.get(key)
-        if d is None:  # erased between the two reads
-            continue
-        if d.participant_id in named:
-            score *= 1.5
-            why[key].append(f"speaker:{d.participant_id}")
-        elif role is not None and d.kind == "message" and d.speaker == role:
-            score *= 1.2
-            why[key].append(f"speaker:{role}")
+    for key, score in context.items():
+        d = ranker.docs[key]
+        if score > scores.get(key, 0.0) * 1.5:
+            why[key].append("context")  # raised mostly by its session or its neighbours
+        if d.participant_id in person.participants or (
+                d.name is not None and fold(d.name) in person.names):
+            score *= 1 + w.speaker
+            why[key].append(f"speaker:{d.name or d.participant_id}")
+        elif person.role is not None and d.kind == "message" and d.speaker == person.role:
+            score *= 1 + w.role
+            why[key].append(f"speaker:{person.role}")
         out.append((d, score, tuple(why[key])))
-    out.sort(key=lambda x: (-x[1], -x[0].known_micros, x[0].conversation_id, x[0].seq))
+    out.sort(key=lambda x: (-x[1], x[0].conversation_id, x[0].seq))  # ties as the words rank them
     return out
 
 

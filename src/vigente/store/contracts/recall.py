@@ -55,6 +55,12 @@ class RecallIndex(Transactional):
         term_weight`, then ``seq``)."""
 
     @abstractmethod
+    def runtime_recall_names(self, conversation_ids: Sequence[str], known_micros: int
+                             ) -> list[str]:
+        """The speakers' names (:attr:`~vigente.records.runtime.RecallDoc.name`) of the indexed
+        records known at ``known_micros``, each once, sorted."""
+
+    @abstractmethod
     def runtime_recall_docs(self, keys: Sequence[tuple[str, int]]) -> list[RecallDoc]:
         """The indexed records with these ``(conversation_id, seq)`` (unknown ones skipped;
         ``terms`` empty), in any order."""

@@ -11,7 +11,7 @@ import psycopg
 from vigente.store.postgres.assembly import ASSEMBLY_MIGRATIONS
 from vigente.store.postgres.documents import RECORD_MIGRATIONS
 from vigente.store.postgres.horizon import HORIZON_MIGRATIONS, IN_FLIGHT_MIGRATIONS
-from vigente.store.postgres.recall import RECALL_MIGRATIONS
+from vigente.store.postgres.recall import RECALL_MIGRATIONS, RECALL_NAME_MIGRATIONS
 from vigente.store.postgres.retrieval import (
     FIELD_MIGRATIONS,
     RETRIEVAL_MIGRATIONS,
@@ -91,6 +91,7 @@ MIGRATIONS += RECALL_MIGRATIONS  # recall over the runtime graph (vigente.runtim
 MIGRATIONS += CONTENT_TOKEN_MIGRATIONS  # token counts of raw results, kept at import (issue 23)
 MIGRATIONS += IN_FLIGHT_MIGRATIONS  # writes learned now, reserved before they are dated (issue 35)
 MIGRATIONS += PURGE_EPOCH_MIGRATIONS  # the purge epoch each process checks (issue 35)
+MIGRATIONS += RECALL_NAME_MIGRATIONS  # recall: who spoke as a field, terms stemmed (issues 36, 42)
 
 SELECT_SCHEMA_TABLE = "SELECT to_regclass('vigente_migrations')"
 CREATE_SCHEMA_TABLE = "CREATE TABLE IF NOT EXISTS vigente_migrations (version integer PRIMARY KEY)"

@@ -15,7 +15,7 @@ from vigente.records.runtime import RecallDoc, term_weight
 from vigente.store.contracts import RecallIndex
 from vigente.store.postgres import runtime as postgres_runtime
 
-__all__ = ["PostgresRecall", "RECALL_MIGRATIONS"]
+__all__ = ["PostgresRecall", "RECALL_MIGRATIONS", "RECALL_NAME_MIGRATIONS"]
 
 RECALL_MIGRATIONS: list[list[str]] = [
     [
@@ -74,11 +74,26 @@ RECALL_MIGRATIONS: list[list[str]] = [
 ]
 
 
+#: Who spoke as a field of its own (issue 42), and terms stemmed (issue 36): the index is a cache
+#: of the records, so it is emptied and built again from them on the next recall (the vectors,
+#: keyed by record and made from the same text, are kept).
+RECALL_NAME_MIGRATIONS: list[list[str]] = [
+    [
+        'ALTER TABLE runtime_recall ADD COLUMN name text COLLATE "C"',
+        """CREATE INDEX runtime_recall_names
+            ON runtime_recall (conversation_id, name, known_from) WHERE name IS NOT NULL""",
+        "DELETE FROM runtime_recall_terms",
+        "DELETE FROM runtime_recall",
+        "DELETE FROM runtime_cache_marks WHERE cache = 'recall'",
+    ],
+]
+
+
 SELECT_LAST_DOC = """SELECT cum_docs, cum_length FROM runtime_recall
     WHERE conversation_id = %s ORDER BY seq DESC LIMIT 1"""
 INSERT_DOC = """INSERT INTO runtime_recall (conversation_id, seq, record_id, kind, speaker,
-    participant_id, known_from, length, text, cum_docs, cum_length)
-    VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING 1"""
+    participant_id, known_from, length, text, cum_docs, cum_length, name)
+    VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING 1"""
 # the last ordinal of each term of a batch (one statement)
 SELECT_LAST_ORDINALS = """SELECT t.term, (SELECT r.ordinal FROM runtime_recall_terms r
         WHERE r.conversation_id = %s AND r.term = t.term ORDER BY r.seq DESC LIMIT 1)
@@ -104,7 +119,7 @@ SELECT_POSTINGS = """SELECT seq, tf, length FROM runtime_recall_terms
     WHERE conversation_id = %s AND term = %s AND known_from <= %s
     ORDER BY weight DESC, seq LIMIT %s"""
 _DOC_COLUMNS = """conversation_id, seq, record_id, kind, speaker, participant_id, known_from,
-    text, length"""
+    text, length, name"""
 SELECT_DOCS = f"""SELECT {_DOC_COLUMNS} FROM runtime_recall
     WHERE conversation_id = %s AND seq = ANY(%s)"""
 SELECT_BETWEEN = f"""SELECT {_DOC_COLUMNS} FROM runtime_recall
@@ -135,11 +150,22 @@ COUNT_MARKS = """INSERT INTO runtime_recall_vector_marks
 SELECT_VECTORS = """SELECT seq, known_from, vector FROM runtime_recall_vectors
     WHERE conversation_id = %s AND model_id = %s ORDER BY seq"""
 
+# the speakers' names of a conversation with the first time each was known: a skip scan of
+# runtime_recall_names, one seek per name
+SELECT_NAMES = """WITH RECURSIVE n (name) AS (
+        SELECT min(name) FROM runtime_recall WHERE conversation_id = %s AND name IS NOT NULL
+        UNION ALL
+        SELECT (SELECT min(r.name) FROM runtime_recall r
+                WHERE r.conversation_id = %s AND r.name > n.name)
+        FROM n WHERE n.name IS NOT NULL)
+    SELECT n.name, (SELECT min(r.known_from) FROM runtime_recall r
+                    WHERE r.conversation_id = %s AND r.name = n.name)
+    FROM n WHERE n.name IS NOT NULL"""
 
 def _doc(row: Sequence[Any]) -> RecallDoc:
-    conversation, seq, record_id, kind, speaker, participant, known, text, length = row
+    conversation, seq, record_id, kind, speaker, participant, known, text, length, name = row
     return RecallDoc(conversation, int(seq), record_id, kind, speaker, participant, int(known),
-                     text, {}, int(length))
+                     text, {}, int(length), name)
 
 
 class PostgresRecall(RecallIndex):
@@ -161,7 +187,7 @@ class PostgresRecall(RecallIndex):
         for d in docs:
             inserted = self._fetch(INSERT_DOC, (
                 conversation_id, d.seq, d.record_id, d.kind, d.speaker, d.participant_id,
-                d.known_micros, d.length, d.text, count + 1, total + d.length))
+                d.known_micros, d.length, d.text, count + 1, total + d.length, d.name))
             if not inserted:  # indexed already
                 continue
             count, total = count + 1, total + d.length
@@ -216,6 +242,14 @@ class PostgresRecall(RecallIndex):
         return [(cid, int(seq), term, int(tf), int(length))
                 for (cid, term), rows in zip(pairs, found, strict=True)
                 for seq, tf, length in rows]
+
+    def runtime_recall_names(self, conversation_ids: Sequence[str], known_micros: int
+                             ) -> list[str]:
+        names: set[str] = set()
+        for cid in conversation_ids:
+            found = self._read(SELECT_NAMES, (cid, cid, cid))
+            names |= {str(name) for name, first in found if int(first) <= known_micros}
+        return sorted(names)
 
     def runtime_recall_docs(self, keys: Sequence[tuple[str, int]]) -> list[RecallDoc]:
         by_conversation: dict[str, list[int]] = {}

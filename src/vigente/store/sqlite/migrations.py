@@ -7,7 +7,7 @@ from __future__ import annotations
 from vigente.store.sqlite.assembly import ASSEMBLY_MIGRATIONS
 from vigente.store.sqlite.documents import RECORD_MIGRATIONS
 from vigente.store.sqlite.horizon import HORIZON_MIGRATIONS, IN_FLIGHT_MIGRATIONS
-from vigente.store.sqlite.recall import RECALL_MIGRATIONS
+from vigente.store.sqlite.recall import RECALL_MIGRATIONS, RECALL_NAME_MIGRATIONS
 from vigente.store.sqlite.retrieval import FIELD_MIGRATIONS, RETRIEVAL_MIGRATIONS
 from vigente.store.sqlite.runtime import (
     CONTENT_TOKEN_MIGRATIONS,
@@ -98,6 +98,7 @@ MIGRATIONS += RECALL_MIGRATIONS  # recall over the runtime graph (vigente.runtim
 MIGRATIONS += CONTENT_TOKEN_MIGRATIONS  # token counts of raw results, kept at import (issue 23)
 MIGRATIONS += IN_FLIGHT_MIGRATIONS  # writes learned now, reserved before they are dated (issue 35)
 MIGRATIONS += PURGE_EPOCH_MIGRATIONS  # the purge epoch each process checks (issue 35)
+MIGRATIONS += RECALL_NAME_MIGRATIONS  # recall: who spoke as a field, terms stemmed (issues 36, 42)
 
 # The interval index on both axes of every snapshot (the benchmark's "same SQL without the
 # interval indexes" drops it). versions_open serves writes and cannot answer a lookup.

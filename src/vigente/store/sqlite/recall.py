@@ -19,7 +19,7 @@ from typing import Any
 from vigente.records.runtime import RecallDoc, term_weight
 from vigente.store.contracts import RecallIndex
 
-__all__ = ["RECALL_MIGRATIONS", "SQLiteRecall"]
+__all__ = ["RECALL_MIGRATIONS", "RECALL_NAME_MIGRATIONS", "SQLiteRecall"]
 
 RECALL_MIGRATIONS: list[list[str]] = [
     [
@@ -77,11 +77,26 @@ RECALL_MIGRATIONS: list[list[str]] = [
 ]
 
 
+#: Who spoke as a field of its own (issue 42), and terms stemmed (issue 36): the index is a cache
+#: of the records, so it is emptied and built again from them on the next recall (the vectors,
+#: keyed by record and made from the same text, are kept).
+RECALL_NAME_MIGRATIONS: list[list[str]] = [
+    [
+        "ALTER TABLE runtime_recall ADD COLUMN name TEXT",
+        """CREATE INDEX runtime_recall_names
+            ON runtime_recall (conversation_id, name, known_from) WHERE name IS NOT NULL""",
+        "DELETE FROM runtime_recall_terms",
+        "DELETE FROM runtime_recall",
+        "DELETE FROM runtime_cache_marks WHERE cache = 'recall'",
+    ],
+]
+
+
 SELECT_LAST_DOC = """SELECT cum_docs, cum_length FROM runtime_recall
     WHERE conversation_id = ? ORDER BY seq DESC LIMIT 1"""
 INSERT_DOC = """INSERT OR IGNORE INTO runtime_recall (conversation_id, seq, record_id, kind,
-    speaker, participant_id, known_from, length, text, cum_docs, cum_length)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+    speaker, participant_id, known_from, length, text, cum_docs, cum_length, name)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
 SELECT_LAST_ORDINAL = """SELECT ordinal FROM runtime_recall_terms
     WHERE conversation_id = ? AND term = ? ORDER BY seq DESC LIMIT 1"""
 INSERT_TERM = """INSERT OR IGNORE INTO runtime_recall_terms (conversation_id, term, seq,
@@ -95,7 +110,7 @@ SELECT_POSTINGS = """SELECT seq, tf, length FROM runtime_recall_terms
     WHERE conversation_id = ? AND term = ? AND +known_from <= ?
     ORDER BY weight DESC, seq LIMIT ?"""
 _DOC_COLUMNS = """conversation_id, seq, record_id, kind, speaker, participant_id, known_from,
-    text, length"""
+    text, length, name"""
 SELECT_BETWEEN = f"""SELECT {_DOC_COLUMNS} FROM runtime_recall
     WHERE conversation_id = ? AND known_from >= ? AND known_from <= ?
     ORDER BY known_from DESC, seq DESC LIMIT ?"""
@@ -117,15 +132,26 @@ COUNT_MARKS = """INSERT INTO runtime_recall_vector_marks
 SELECT_VECTORS = """SELECT seq, known_from, vector FROM runtime_recall_vectors
     WHERE conversation_id = ? AND model_id = ? ORDER BY seq"""
 
+# the speakers' names of a conversation with the first time each was known: a skip scan of
+# runtime_recall_names, one seek per name
+SELECT_NAMES = """WITH RECURSIVE n (name) AS (
+        SELECT min(name) FROM runtime_recall WHERE conversation_id = ? AND name IS NOT NULL
+        UNION ALL
+        SELECT (SELECT min(r.name) FROM runtime_recall r
+                WHERE r.conversation_id = ? AND r.name > n.name)
+        FROM n WHERE n.name IS NOT NULL)
+    SELECT n.name, (SELECT min(r.known_from) FROM runtime_recall r
+                    WHERE r.conversation_id = ? AND r.name = n.name)
+    FROM n WHERE n.name IS NOT NULL"""
 
 def _in(n: int) -> str:
     return "(" + ", ".join(["?"] * n) + ")"
 
 
 def _doc(row: Sequence[Any]) -> RecallDoc:
-    conversation, seq, record_id, kind, speaker, participant, known, text, length = row
+    conversation, seq, record_id, kind, speaker, participant, known, text, length, name = row
     return RecallDoc(conversation, int(seq), record_id, kind, speaker, participant, int(known),
-                     text, {}, int(length))
+                     text, {}, int(length), name)
 
 
 class SQLiteRecall(RecallIndex):
@@ -148,7 +174,7 @@ class SQLiteRecall(RecallIndex):
             for d in docs:
                 inserted = self._conn.execute(INSERT_DOC, (
                     conversation_id, d.seq, d.record_id, d.kind, d.speaker, d.participant_id,
-                    d.known_micros, d.length, d.text, count + 1, total + d.length)).rowcount
+                    d.known_micros, d.length, d.text, count + 1, total + d.length, d.name)).rowcount
                 if not inserted:  # indexed already
                     continue
                 count, total = count + 1, total + d.length
@@ -192,6 +218,14 @@ class SQLiteRecall(RecallIndex):
                 out += [(cid, int(seq), term, int(tf), int(length)) for seq, tf, length in
                         self._recall_select(SELECT_POSTINGS, (cid, term, known_micros, limit))]
         return out
+
+    def runtime_recall_names(self, conversation_ids: Sequence[str], known_micros: int
+                             ) -> list[str]:
+        names: set[str] = set()
+        for cid in conversation_ids:
+            found = self._recall_select(SELECT_NAMES, (cid, cid, cid))
+            names |= {str(name) for name, first in found if int(first) <= known_micros}
+        return sorted(names)
 
     def runtime_recall_docs(self, keys: Sequence[tuple[str, int]]) -> list[RecallDoc]:
         by_conversation: dict[str, list[int]] = {}
