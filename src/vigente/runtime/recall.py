@@ -40,7 +40,7 @@ from vigente.errors import InvalidInput
 from vigente.records.runtime import RecallDoc, RuntimeRecord, from_record, when_forgotten
 from vigente.retrieval.text import fold
 from vigente.runtime import recall_rank
-from vigente.runtime.recall_rank import WEIGHTS, Weights
+from vigente.runtime.recall_rank import STOPWORDS, WEIGHTS, Weights
 from vigente.runtime.recall_time import TimeWindow, time_window
 from vigente.runtime.redact import redact_content, redact_text
 from vigente.time import Instant, TimeLike
@@ -53,7 +53,8 @@ if TYPE_CHECKING:
     from vigente.runtime.reader import RuntimeReads
     from vigente.store.base import Store
 
-__all__ = ["MAX_QUERY_CHARS", "MAX_TEXT", "RECALL_MODES", "Recall", "RecallHit", "RecallResult",
+__all__ = ["MAX_QUERY_CHARS", "MAX_TEXT", "RECALL_MODES", "STOPWORDS", "Recall", "RecallHit",
+           "RecallResult",
            "recall_doc"]
 
 RECALL_MODES: Final = ("auto", "lexical", "semantic", "hybrid")
