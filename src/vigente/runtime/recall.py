@@ -393,6 +393,7 @@ class Recall:
             else:
                 notes.append(window.describe())
             if window.start is not None or window.end is not None:
+                ranker.window = window
                 lists.append(("time", ranker.between(window)))
         return lists
 
@@ -511,6 +512,8 @@ class _Ranker:
         self.docs: dict[tuple[str, int], RecallDoc] = {}
         #: each ranking's scores on a scale from 0 to 1 (the best), by its name
         self.scores: dict[str, dict[tuple[str, int], float]] = {}
+        #: the query's time window, its event resolved (None: the query names no time)
+        self.window: TimeWindow | None = None
 
     def _keep(self, ranked: list[tuple[tuple[str, int], float]]) -> list[tuple[str, int]]:
         ranked.sort(key=lambda x: (-x[1], x[0]))
@@ -603,9 +606,15 @@ def _fuse(lists: Sequence[tuple[str, list[tuple[str, int]]]], ranker: _Ranker,
     """The candidates of the ranked lists, fused (:func:`~vigente.runtime.recall_rank.fuse`),
     raised by their session and neighbours and by who spoke, best first."""
     w = ranker.weights
-    scores, why = recall_rank.fuse(lists, ranker.scores, {"words": w.words, "meaning": w.meaning,
-                                                          "time": w.time})
-    candidates = {key for _, ranked in lists for key in ranked[:POOL]}
+    # the query's time window raises what was said inside it; alone ("what did we say last
+    # week"), its records are the candidates
+    timed = [(name, ranked) for name, ranked in lists if name == "time"]
+    ranked_lists = [(name, ranked) for name, ranked in lists if name != "time"]
+    if not any(ranked for _, ranked in ranked_lists):
+        ranked_lists = timed
+    scores, why = recall_rank.fuse(ranked_lists, ranker.scores,
+                                   {"words": w.words, "meaning": w.meaning, "time": 1.0})
+    candidates = {key for _, ranked in ranked_lists for key in ranked[:POOL]}
     best = sorted(candidates, key=lambda key: (-scores[key], key))[:_CONTEXT_OF]
     near = ({(cid, seq + d) for cid, seq in best for d in (-2, -1, 1, 2)} - candidates
             if w.neighbour > 0 else set())
@@ -623,12 +632,21 @@ def _fuse(lists: Sequence[tuple[str, list[tuple[str, int]]]], ranker: _Ranker,
     turns = {key for key, d in ranker.docs.items() if d.kind == "message"}
     days = {key: ranker.docs[key].known_micros // recall_rank.DAY_MICROS
             for key in candidates if key in turns}
+    asks = {key for key in turns if ranker.docs[key].text.rstrip().endswith("?")}
     context = {key: scores.get(key, 0.0) for key in candidates}
     context |= recall_rank.with_context({k: v for k, v in scores.items() if k in turns
-                                         or k not in ranker.docs}, days, w)
+                                         or k not in ranker.docs}, days, asks, w)
+    window = ranker.window
+    inside = (set() if window is None or timed == ranked_lists else
+              {key for key in candidates if (window.start is None or window.start
+               <= ranker.docs[key].known_micros) and (window.end is None or
+               ranker.docs[key].known_micros <= window.end)})
     out = []
     for key, score in context.items():
         d = ranker.docs[key]
+        if key in inside:
+            score *= 1 + w.time
+            why[key].append("time")
         if score > scores.get(key, 0.0) * 1.5:
             why[key].append("context")  # raised mostly by its session or its neighbours
         if d.participant_id in person.participants or (

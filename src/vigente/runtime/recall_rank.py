@@ -26,7 +26,7 @@ from __future__ import annotations
 import functools
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Final
 
@@ -76,12 +76,13 @@ class Weights:
     b: float = 0.75
     words: float = 1.0
     meaning: float = 1.0
-    time: float = 1.0
+    time: float = 0.5
     name_term: float = 0.3
     speaker: float = 0.5
     role: float = 0.2
     session: float = 0.3
-    neighbour: float = 0.3
+    neighbour: float = 0.5
+    near: float = 0.1
 
 
 WEIGHTS: Final = Weights()
@@ -153,11 +154,12 @@ def neighbours(key: Key, known: Mapping[Key, float], reach: int = 2) -> list[Key
     return out
 
 
-def with_context(fused: Mapping[Key, float], days: Mapping[Key, int], w: Weights
-                 ) -> dict[Key, float]:
-    """Each candidate's fused score raised by its session's best other turn and by its
-    neighbours (:attr:`Weights.session`, :attr:`Weights.neighbour`); ``days``: the session
-    (day of knowledge) of each candidate."""
+def with_context(fused: Mapping[Key, float], days: Mapping[Key, int], asks: Set[Key],
+                 w: Weights) -> dict[Key, float]:
+    """Each candidate's fused score raised by its session's best other turn (when it matched
+    itself) and by its neighbours: :attr:`Weights.neighbour` of the turn before it when that
+    turn asked a question (``asks``: the turns ending in "?"), :attr:`Weights.near` of any
+    other neighbour. ``days``: the session (day of knowledge) of each candidate."""
     best: dict[tuple[str, int], list[float]] = {}
     for key, day in days.items():
         top = best.setdefault((key[0], day), [0.0, 0.0])
@@ -170,7 +172,10 @@ def with_context(fused: Mapping[Key, float], days: Mapping[Key, int], w: Weights
     for key, day in days.items():
         own = fused.get(key, 0.0)
         first, second = best[(key[0], day)]
-        other = second if own >= first else first
-        near = max((fused[k] for k in neighbours(key, fused)), default=0.0)
-        out[key] = own + w.session * other + w.neighbour * near
+        other = (second if own >= first else first) if own > 0 else 0.0
+        near = 0.0
+        for k in neighbours(key, fused):
+            weight = w.neighbour if k[1] < key[1] and k in asks else w.near
+            near = max(near, weight * fused[k])
+        out[key] = own + w.session * other + near
     return out
