@@ -609,11 +609,10 @@ def _fuse(lists: Sequence[tuple[str, list[tuple[str, int]]]], ranker: _Ranker,
     # the query's time window raises what was said inside it; alone ("what did we say last
     # week"), its records are the candidates
     timed = [(name, ranked) for name, ranked in lists if name == "time"]
-    ranked_lists = [(name, ranked) for name, ranked in lists if name != "time"]
-    if not any(ranked for _, ranked in ranked_lists):
-        ranked_lists = timed
-    scores, why = recall_rank.fuse(ranked_lists, ranker.scores,
-                                   {"words": w.words, "meaning": w.meaning, "time": 1.0})
+    ranked_lists = list(lists)
+    alone = not any(ranked for name, ranked in lists if name != "time")
+    scores, why = recall_rank.fuse(ranked_lists, ranker.scores, {
+        "words": w.words, "meaning": w.meaning, "time": 1.0 if alone else w.within})
     candidates = {key for _, ranked in ranked_lists for key in ranked[:POOL]}
     best = sorted(candidates, key=lambda key: (-scores[key], key))[:_CONTEXT_OF]
     near = ({(cid, seq + d) for cid, seq in best for d in (-2, -1, 1, 2)} - candidates
@@ -637,7 +636,7 @@ def _fuse(lists: Sequence[tuple[str, list[tuple[str, int]]]], ranker: _Ranker,
     context |= recall_rank.with_context({k: v for k, v in scores.items() if k in turns
                                          or k not in ranker.docs}, days, asks, w)
     window = ranker.window
-    inside = (set() if window is None or timed == ranked_lists else
+    inside = (set() if window is None or alone else
               {key for key in candidates if (window.start is None or window.start
                <= ranker.docs[key].known_micros) and (window.end is None or
                ranker.docs[key].known_micros <= window.end)})

@@ -77,6 +77,7 @@ class Weights:
     words: float = 1.0
     meaning: float = 1.0
     time: float = 0.5
+    within: float = 0.5
     name_term: float = 0.3
     speaker: float = 0.5
     role: float = 0.2
