@@ -606,9 +606,8 @@ def _fuse(lists: Sequence[tuple[str, list[tuple[str, int]]]], ranker: _Ranker,
     """The candidates of the ranked lists, fused (:func:`~vigente.runtime.recall_rank.fuse`),
     raised by their session and neighbours and by who spoke, best first."""
     w = ranker.weights
-    # the query's time window raises what was said inside it; alone ("what did we say last
-    # week"), its records are the candidates
-    timed = [(name, ranked) for name, ranked in lists if name == "time"]
+    # the query's time window makes what was said inside it candidates, and raises them;
+    # alone ("what did we say last week"), its records are the candidates
     ranked_lists = list(lists)
     alone = not any(ranked for name, ranked in lists if name != "time")
     scores, why = recall_rank.fuse(ranked_lists, ranker.scores, {

@@ -77,8 +77,8 @@ class Weights:
     words: float = 1.0
     meaning: float = 1.0
     time: float = 0.5
-    within: float = 0.5
-    name_term: float = 0.3
+    within: float = 1.0
+    name_term: float = 0.0
     speaker: float = 0.5
     role: float = 0.2
     session: float = 0.3
