@@ -533,14 +533,14 @@ class _Ranker:
         common = [t for t in terms if df[t] > MAX_POSTINGS]
         if common:
             notes.append(f"skipped as too common to rank: {', '.join(common)}")
-        used = [t for t in terms if 0 < df[t] <= MAX_POSTINGS]
+        w = self.weights
+        weights = {t: (w.name_term if t in self.person.name_terms else 1.0) for t in terms}
+        used = [t for t in terms if 0 < df[t] <= MAX_POSTINGS and weights[t] > 0]
         postings = self.store.runtime_recall_postings(self.conversations, used, self.known,
                                                       MAX_TERM_POSTINGS)
         if not postings:
             return []
-        w = self.weights
-        weights = {t: (w.name_term if t in self.person.name_terms else 1.0) for t in used}
-        scores = recall_rank.bm25(postings, n, total / n, df, weights, w)
+        scores = recall_rank.bm25(postings, n, total / n, df, {t: weights[t] for t in used}, w)
         self.scores["words"] = recall_rank.normalised(scores)
         return [key for key in recall_rank.ranked(scores) if key not in self.exclude]
 

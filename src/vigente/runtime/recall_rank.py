@@ -117,9 +117,10 @@ def normalised(scores: Mapping[Key, float], floor: float = 0.0) -> dict[Key, flo
     """``scores`` on a scale from 0 (``floor`` and below) to 1 (the best)."""
     if not scores:
         return {}
-    span = max(scores.values()) - floor
-    if span <= 0:
-        return dict.fromkeys(scores, 1.0)
+    top = max(scores.values())
+    span = top - floor
+    if span <= 0:  # one score for every key: they count alike, 1 (0 when they score nothing)
+        return dict.fromkeys(scores, 1.0 if top > 0 else 0.0)
     return {key: max(0.0, (s - floor) / span) for key, s in scores.items()}
 
 
