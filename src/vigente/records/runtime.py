@@ -214,6 +214,9 @@ class Message:
     #: Who logged it when a model-facing writer did (an agent key, ``vigente mcp``): the
     #: writer's claim, labelled so in a request and in ``explain`` (application/roles.py)
     claimed_by: str | None = None
+    #: Who said it when several people share a role (a display name, as OpenAI's ``name``;
+    #: checked by :func:`vigente.runtime.speakers.check_speaker`); None: nobody named
+    speaker: str | None = None
     seq: int = 0
 
 
@@ -482,8 +485,8 @@ def to_record(node: Node) -> RuntimeRecord:
         if f.name in ("conversation_id", "id", "known_from", "seq"):
             continue
         value = getattr(node, f.name)
-        if f.name == "claimed_by" and value is None:
-            continue  # a trusted writer's row stays as it was before claims were labelled
+        if f.name in ("claimed_by", "speaker") and value is None:
+            continue  # a row without one stays as it was before the field existed
         if f.name in _COLUMNS:
             columns[f.name] = value
         else:

@@ -60,6 +60,7 @@ from vigente.runtime.content import (
     replay_text,
 )
 from vigente.runtime.reader import RuntimeReads
+from vigente.runtime.speakers import check_speaker
 from vigente.runtime.trust import check_names
 from vigente.store.base import Store
 from vigente.time import Instant, TimeLike, check_not_ahead, current_instant
@@ -376,11 +377,14 @@ class Runtime(RuntimeReads):
 
     # -- transcript ------------------------------------------------------------------------
     def record_message(self, conversation: str, message: str, *, branch: str, role: str,
-                       content: str, run: str | None = None, at: TimeLike | None = None,
-                       claimed_by: str | None = None) -> Message:
+                       content: str, run: str | None = None, speaker: str | None = None,
+                       at: TimeLike | None = None, claimed_by: str | None = None) -> Message:
         """A node of the user-visible transcript; an assistant answer of a top-level run is
         branch context, one of a subagent child stays the child's until promoted.
+        ``speaker``: who said it, when several people share a role (a display name, checked
+        by :func:`~vigente.runtime.speakers.check_speaker`; None: nobody named).
         ``claimed_by``: the model-facing writer whose claim it is (see :meth:`claims_of`)."""
+        said_by = check_speaker(speaker)
         with self.transaction():
             self._conversation(conversation)
             self._absent(conversation, ["message"], message, "message")
@@ -398,7 +402,7 @@ class Runtime(RuntimeReads):
                     visibility = "participant"
             node = Message(conversation, message, self._known(conversation, at), branch, role,
                            utf8_text("content", content), run, participant, visibility,
-                           self._claimant(claimed_by))
+                           self._claimant(claimed_by), said_by)
             self._append(node)
         return node
 
