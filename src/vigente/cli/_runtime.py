@@ -254,7 +254,8 @@ def extract_user_memories(ctx: click.Context, conversation: str, record_as_fact:
         return
     for m in report.memories:
         facts = ", ".join(f"{k}={v!r}" for k, v in m.facts.items())
-        click.echo(f"{m.id} (from {', '.join(m.sources)}): {facts}")
+        said = f", said by {m.speaker}" if m.speaker else ""
+        click.echo(f"{m.id} (from {', '.join(m.sources)}{said}): {facts}")
     where = " and as facts of the account" if record_as_fact and report.memories else ""
     click.echo(f"recorded {len(report.memories)} user memory(ies){where}; "
                f"{len(report.unchanged)} fact(s) already held")

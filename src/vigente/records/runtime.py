@@ -352,6 +352,8 @@ class UserMemory:
     #: written by a model-facing writer, or citing a message one logged: then not "from the
     #: user's own messages"
     claimed_by: str | None = None
+    #: who stated it: the speaker of the messages it cites (None: they name nobody)
+    speaker: str | None = None
     seq: int = 0
 
 

@@ -555,10 +555,12 @@ class Runtime(RuntimeReads):
                 self._one(conversation, ["memory", "user_memory"], m, "memory",
                           "a memory supersedes or conflicts with an earlier memory")
             k = self._known(conversation, at)
+            said_by = memories.memory_speaker(memory, resolved) if kind == "user" else None
             as_facts = None
             if record_as_fact and facts:
                 k, as_facts = memories.account_facts(self, conversation, facts, k,
-                                                     stamped=at is None, observed_at=observed_at)
+                                                     stamped=at is None, observed_at=observed_at,
+                                                     speaker=said_by)
             owner = next((r for r in resolved if r.participant_id is not None), resolved[0])
             asserted, claims, implicit = memories.supersession(
                 self, conversation, memory, kind, resolved, facts, summary, supersedes)
@@ -569,7 +571,7 @@ class Runtime(RuntimeReads):
             if kind == "user":
                 node: ToolMemory | UserMemory = memories.user_memory(
                     conversation, memory, k, summary, sources, facts, owner, privacy,
-                    visibility, (*supersedes, *implicit))
+                    visibility, (*supersedes, *implicit), said_by)
             else:
                 node = memories.tool_memory(
                     self, conversation, memory, k, resolved, owner, summary, facts, freshness,
