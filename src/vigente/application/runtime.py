@@ -183,11 +183,16 @@ class RunsOut(_Out):
 
 
 class TranscriptMessageOut(_Out):
+    """One message of a transcript; ``speaker`` (present only then) says who said it, when
+    several people share a role."""
+
     id: str
     role: str
     content: str
     branch: str | None
     known_from: str
+    speaker: str | None = None
+    claimed_by: str | None = None
 
 
 class TranscriptOut(_Out):

@@ -22,7 +22,9 @@ class Block:
     content quoted in a user position) or ``exchange`` (a tool call and its result).
     ``group``: the model run that produced an ``assistant`` text or an ``exchange``'s call —
     consecutive blocks of one run are one model turn (its text and its parallel calls), and a
-    serializer writes them as the one assistant message the model produced."""
+    serializer writes them as the one assistant message the model produced. ``speaker``: who
+    said a message, for a format's ``name`` field (assemble/speakers.py); where a format has
+    none, the renderer already wrote it into ``text`` and leaves this empty."""
 
     kind: str
     text: str = ""
@@ -32,6 +34,7 @@ class Block:
     arguments: dict[str, Any] = field(default_factory=dict)
     is_error: bool = False
     group: str = ""
+    speaker: str = ""
 
 
 def digest(blocks: Sequence[Block]) -> bytes:
@@ -42,7 +45,10 @@ def digest(blocks: Sequence[Block]) -> bytes:
         text = b.text if isinstance(b.text, str) else ""
         # the fields but the text as a tuple's repr (it tells JSON values apart: 1, 1.0, True,
         # "1"; arguments in another key order only miss), then the text, whose length it gives
-        head = (b.kind, b.ref, b.call_id, b.name, b.arguments, b.is_error, b.group)
+        head: tuple[Any, ...] = (b.kind, b.ref, b.call_id, b.name, b.arguments, b.is_error,
+                                 b.group)
+        if b.speaker:  # (a block without one digests as it did before speakers)
+            head = (*head, b.speaker)
         h.update(repr((head, type(b.text).__name__, len(text))).encode("utf-8", "surrogatepass"))
         h.update(text.encode("utf-8", "surrogatepass"))
     return h.digest()

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from vigente.assemble.blocks import Block
 from vigente.assemble.serialize import serializer
+from vigente.assemble.speakers import NAMED_FORMATS, spoken
 from vigente.assemble.tokens import Tokenizer, count_message_tokens
 from vigente.records.runtime import (
     VISIBILITY,
@@ -384,7 +385,12 @@ def _count(
 ) -> tuple[int, int] | None:
     if r.kind == "message":
         kind = {"system": "system", "user": "user"}.get(r.payload["role"], "assistant")
-        return _alone(tok, fmt, Block(kind, r.payload["content"], r.record_id))
+        text, name = r.payload["content"], ""
+        if r.payload.get("speaker") and kind != "assistant":  # as a request says who spoke
+            text, name = spoken(text, r.payload["speaker"], fmt)
+        elif r.payload.get("speaker") and fmt in NAMED_FORMATS:
+            name = r.payload["speaker"]
+        return _alone(tok, fmt, Block(kind, text, r.record_id, speaker=name))
     if r.kind == "tool_call":
         block = Block(
             "exchange",

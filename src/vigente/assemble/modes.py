@@ -42,6 +42,7 @@ from vigente.assemble.blocks import Block
 from vigente.assemble.pipeline import Boundary, Context, Decision, Rule, Unit
 from vigente.assemble.policy import Policy
 from vigente.assemble.render import render
+from vigente.assemble.speakers import speaker_label
 from vigente.errors import InvalidInput
 from vigente.records.runtime import Branch, Message, ModelRun, Participant, ToolCall
 from vigente.runtime.reader import Graph
@@ -225,11 +226,14 @@ def _debate(
         return None
 
     headers = {
-        ref: f"[{labels.get(u.node.participant_id, u.node.participant_id)}, moderator directive "
-        "to every debater]"
+        ref: f"[{_debater(u.node, labels)}, moderator directive to every debater]"
         for ref, u in units.items()
         if ref in directives
     }
+    named: dict[str, list[str]] = {}  # participant -> the speakers its turns name
+    for u in sorted(speaking, key=lambda u: u.position):
+        if u.node.speaker and u.node.speaker not in named.get(u.node.participant_id, []):
+            named.setdefault(u.node.participant_id, []).append(u.node.speaker)
     speakers = sorted(
         {
             r.participant_id
@@ -248,8 +252,18 @@ def _debate(
         details={
             "moderators": moderators,
             "speakers": {p: labels.get(p, p) for p in speakers},
+            **({"speaker_names": named} if named else {}),
         },
     )
+
+
+def _debater(message: Message, labels: Mapping[str, str]) -> str:
+    """Who a debater's message is labelled with: the message's speaker when it names one
+    (assemble/speakers.py), else the participant's label, else its id."""
+    if message.speaker:
+        return speaker_label(message.speaker)
+    who = message.participant_id or ""
+    return labels.get(who, who)
 
 
 # -- parent_resume ---------------------------------------------------------------------------

@@ -3,7 +3,9 @@
 Each serializer is a :class:`Serializer` (``name``, ``serialize(blocks) -> Request``): OpenAI
 Chat Completions, OpenAI Responses input items, Anthropic Messages (system apart, strict
 user/assistant alternation, every ``tool_use`` answered by a ``tool_result`` in the next
-message) and LangChain message dicts (``messages_to_dict`` shape).
+message) and LangChain message dicts (``messages_to_dict`` shape). Who said a message goes
+in the ``name`` field of the formats that have one (OpenAI Chat, LangChain); the renderer
+writes it into the text of the others (assemble/speakers.py).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from vigente.assemble.blocks import Block
+from vigente.assemble.speakers import wire_name
 from vigente.errors import InvalidInput
 
 __all__ = ["FORMATS", "Request", "Serializer", "serializer"]
@@ -57,6 +60,7 @@ class Turn:
 
     text: str | None
     exchanges: tuple[Block, ...]
+    speaker: str = ""  # who said the text (the ``name`` of its first text block)
 
 
 def turns(blocks: list[Block]) -> list[Block | Turn]:
@@ -67,11 +71,12 @@ def turns(blocks: list[Block]) -> list[Block | Turn]:
 
     def close() -> None:
         if run:
-            texts = [b.text for b in run if b.kind == "assistant"]
+            texts = [b for b in run if b.kind == "assistant"]
             out.append(
                 Turn(
-                    "\n\n".join(texts) if texts else None,
+                    "\n\n".join(b.text for b in texts) if texts else None,
                     tuple(b for b in run if b.kind == "exchange"),
+                    next((b.speaker for b in texts if b.speaker), ""),
                 )
             )
             run.clear()
@@ -88,6 +93,14 @@ def turns(blocks: list[Block]) -> list[Block | Turn]:
     return out
 
 
+def _named(message: dict[str, Any], speaker: str) -> dict[str, Any]:
+    """``message`` with its speaker in the ``name`` field, as OpenAI accepts one."""
+    name = wire_name(speaker) if speaker else None
+    if name is not None:
+        message["name"] = name
+    return message
+
+
 class OpenAIChat:
     name = "openai-chat"
 
@@ -95,7 +108,9 @@ class OpenAIChat:
         out: list[dict[str, Any]] = []
         for item in turns(blocks):
             if isinstance(item, Turn):
-                message: dict[str, Any] = {"role": "assistant", "content": item.text}
+                message: dict[str, Any] = _named(
+                    {"role": "assistant", "content": item.text}, item.speaker
+                )
                 if item.exchanges:
                     message["tool_calls"] = [
                         {
@@ -113,11 +128,11 @@ class OpenAIChat:
                 continue
             b = item
             if b.kind == "system":
-                out.append({"role": "system", "content": b.text})
+                out.append(_named({"role": "system", "content": b.text}, b.speaker))
             elif b.kind in ("user", "data"):
-                out.append({"role": "user", "content": b.text})
+                out.append(_named({"role": "user", "content": b.text}, b.speaker))
             elif b.kind == "assistant":
-                out.append({"role": "assistant", "content": b.text})
+                out.append(_named({"role": "assistant", "content": b.text}, b.speaker))
         return Request(out)
 
 
@@ -243,7 +258,7 @@ class LangChainDicts:
     def serialize(self, blocks: list[Block]) -> Request:
         out: list[dict[str, Any]] = []
 
-        def msg(kind: str, content: str, **extra: Any) -> dict[str, Any]:
+        def msg(kind: str, content: str, speaker: str = "", **extra: Any) -> dict[str, Any]:
             return {
                 "type": kind,
                 "data": {
@@ -251,7 +266,7 @@ class LangChainDicts:
                     "type": kind,
                     "additional_kwargs": {},
                     "response_metadata": {},
-                    "name": None,
+                    "name": wire_name(speaker) if speaker else None,
                     "id": None,
                     **extra,
                 },
@@ -263,6 +278,7 @@ class LangChainDicts:
                     msg(
                         "ai",
                         item.text or "",
+                        item.speaker,
                         tool_calls=[
                             {
                                 "name": b.name,
@@ -288,11 +304,11 @@ class LangChainDicts:
                 continue
             b = item
             if b.kind == "system":
-                out.append(msg("system", b.text))
+                out.append(msg("system", b.text, b.speaker))
             elif b.kind in ("user", "data"):
-                out.append(msg("human", b.text))
+                out.append(msg("human", b.text, b.speaker))
             elif b.kind == "assistant":
-                out.append(msg("ai", b.text, tool_calls=[], invalid_tool_calls=[]))
+                out.append(msg("ai", b.text, b.speaker, tool_calls=[], invalid_tool_calls=[]))
         return Request(out)
 
 

@@ -117,7 +117,8 @@ def _print_graph(graph: Graph, known_now: bool) -> None:
         elif kind == "run":
             detail = node.mode + (f" (child of {node.parent_run})" if node.parent_run else "")
         elif kind == "message":
-            detail = f"{node.role}: {' '.join(node.content.split())[:60]}"
+            who = node.role if node.speaker is None else f"{node.role} ({node.speaker})"
+            detail = f"{who}: {' '.join(node.content.split())[:60]}"
         elif kind == "tool_call":
             detail = f"{node.name} · {graph.call_status.get(node.id, 'pending')}"
         elif kind == "artifact":
@@ -181,11 +182,13 @@ def transcript(ctx: click.Context, conversation: str, branch: str, known_at: str
     if as_json:
         _emit({"conversation": conversation, "branch": branch,
                "messages": [{"id": m.id, "role": m.role, "content": m.content,
-                             "branch": m.branch_id, "known_from": m.known_from.isoformat()}
+                             "branch": m.branch_id, "known_from": m.known_from.isoformat(),
+                             **({"speaker": m.speaker} if m.speaker else {})}
                             for m in messages]})
         return
     for m in messages:
-        click.echo(f"[{m.role}] {m.content}")
+        who = m.role if m.speaker is None else f"{m.role} · {m.speaker}"
+        click.echo(f"[{who}] {m.content}")
 
 
 @runtime.command(short_help="An artifact's metadata, or its raw bytes.")
@@ -251,7 +254,8 @@ def extract_user_memories(ctx: click.Context, conversation: str, record_as_fact:
         return
     for m in report.memories:
         facts = ", ".join(f"{k}={v!r}" for k, v in m.facts.items())
-        click.echo(f"{m.id} (from {', '.join(m.sources)}): {facts}")
+        said = f", said by {m.speaker}" if m.speaker else ""
+        click.echo(f"{m.id} (from {', '.join(m.sources)}{said}): {facts}")
     where = " and as facts of the account" if record_as_fact and report.memories else ""
     click.echo(f"recorded {len(report.memories)} user memory(ies){where}; "
                f"{len(report.unchanged)} fact(s) already held")

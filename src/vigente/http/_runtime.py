@@ -166,7 +166,8 @@ def runs(
 
 
 @router.get(
-    "/conversations/{conversation:path}/transcript", response_model=TranscriptOut, tags=["runtime"]
+    "/conversations/{conversation:path}/transcript", response_model=TranscriptOut,
+    response_model_exclude_none=True, tags=["runtime"]
 )
 def transcript(
     conversation: ConversationId,
@@ -187,6 +188,7 @@ def transcript(
                 "content": m.content,
                 "branch": m.branch_id,
                 "known_from": m.known_from.isoformat(),
+                **({"speaker": m.speaker} if m.speaker else {}),
                 **({"claimed_by": m.claimed_by} if m.claimed_by else {}),
             }
             for m in messages

@@ -72,7 +72,8 @@ def turn_of(message: AIMessage, index: int = 0) -> Turn:
         )
         for n, c in enumerate(message.tool_calls)
     )
-    return Turn(_key(message, index), message.text if message.content else "", calls)
+    return Turn(_key(message, index), message.text if message.content else "", calls,
+                _speaker(message))
 
 
 def result_of(message: ToolMessage) -> Result:
@@ -81,20 +82,26 @@ def result_of(message: ToolMessage) -> Result:
     return Result(message.tool_call_id, status, message.content)
 
 
+def _speaker(message: BaseMessage) -> str | None:
+    """Who said a message: LangChain's ``name`` (None when it has none)."""
+    name = message.name
+    return name if isinstance(name, str) and name.strip() else None
+
+
 def to_items(messages: Sequence[BaseMessage]) -> list[Item]:
-    """LangChain messages (an agent's ``messages`` state) as recorder items."""
+    """LangChain messages (an agent's ``messages`` state) as recorder items; a message's
+    ``name`` is who said it (its speaker)."""
     items: list[Item] = []
     for i, m in enumerate(messages):
         if isinstance(m, AIMessage):
             items.append(turn_of(m, i))
         elif isinstance(m, ToolMessage):
             items.append(result_of(m))
-        elif isinstance(m, SystemMessage):
-            items.append(Said(_key(m, i), "system", _text(m.content)))
-        elif isinstance(m, ChatMessage) and m.role in ("system", "developer"):
-            items.append(Said(_key(m, i), "system", _text(m.content)))
+        elif isinstance(m, SystemMessage) or (
+                isinstance(m, ChatMessage) and m.role in ("system", "developer")):
+            items.append(Said(_key(m, i), "system", _text(m.content), _speaker(m)))
         else:  # human messages, and any other kind the user typed
-            items.append(Said(_key(m, i), "user", _text(m.content)))
+            items.append(Said(_key(m, i), "user", _text(m.content), _speaker(m)))
     return items
 
 

@@ -69,9 +69,17 @@ def _new_key() -> str:
     return f"item-{uuid.uuid4().hex[:16]}"
 
 
+def _speaker(item: Mapping[str, Any]) -> str | None:
+    """Who said a message item: its ``name``, where the application gave one (the Responses
+    API has no such field: a name reaches the model as a prefix, docs/assembly.md)."""
+    name = item.get("name")
+    return name if isinstance(name, str) and name.strip() else None
+
+
 def from_input_items(items: Sequence[Mapping[str, Any]]) -> list[Item]:
     """Responses input items as recorder items: the assistant messages and function calls
-    of one model response are one turn. Reasoning and other item kinds are not recorded."""
+    of one model response are one turn; a message item's ``name`` is who said it. Reasoning
+    and other item kinds are not recorded."""
     out: list[Item] = []
     turn: Turn | None = None
 
@@ -86,8 +94,9 @@ def from_input_items(items: Sequence[Mapping[str, Any]]) -> list[Item]:
         role = item.get("role")
         if kind == "message" and role == "assistant":
             if turn is None:
-                turn = Turn(str(item.get("id") or _new_key()), "")
-            turn = Turn(turn.key, turn.text + _text(item.get("content")), turn.calls)
+                turn = Turn(str(item.get("id") or _new_key()), "", (), _speaker(item))
+            turn = Turn(turn.key, turn.text + _text(item.get("content")), turn.calls,
+                        turn.speaker)
         elif kind == "function_call":
             raw = item.get("arguments")
             try:
@@ -102,7 +111,7 @@ def from_input_items(items: Sequence[Mapping[str, Any]]) -> list[Item]:
             )
             if turn is None:
                 turn = Turn(str(item.get("id") or _new_key()), "")
-            turn = Turn(turn.key, turn.text, (*turn.calls, call))
+            turn = Turn(turn.key, turn.text, (*turn.calls, call), turn.speaker)
         elif kind == "function_call_output":
             close()
             out.append(Result(str(item["call_id"]), "succeeded", item.get("output")))
@@ -113,6 +122,7 @@ def from_input_items(items: Sequence[Mapping[str, Any]]) -> list[Item]:
                     str(item.get("id") or _new_key()),
                     "user" if role == "user" else "system",
                     _text(item.get("content")),
+                    _speaker(item),
                 )
             )
     close()
@@ -140,9 +150,9 @@ def to_input_items(item: Item) -> list[dict[str, Any]]:
 def _without_last_part(item: Item) -> Item | None:
     if isinstance(item, Turn):
         if item.calls:
-            rest = Turn(item.key, item.text, item.calls[:-1])
+            rest = Turn(item.key, item.text, item.calls[:-1], item.speaker)
         else:
-            rest = Turn(item.key, "", ())
+            rest = Turn(item.key, "", (), item.speaker)
         return rest if rest.text or rest.calls else None
     return None
 

@@ -36,14 +36,16 @@ _REPEAT = re.compile(r"#\d+$")
 
 @dataclass(frozen=True, slots=True)
 class Said:
-    """A user or system message."""
+    """A user or system message (``speaker``: who said it, a display name, when the framework
+    names one: LangChain's ``name``)."""
 
     key: str
     role: str
     content: str
+    speaker: str | None = None
 
     def fingerprint(self) -> str:
-        return _hash(["said", self.role, self.content])
+        return _hash(["said", self.role, self.content, *_named(self.speaker)])
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,14 +60,17 @@ class Call:
 
 @dataclass(frozen=True, slots=True)
 class Turn:
-    """One model response: its text and the tool calls it made (a run of the participant)."""
+    """One model response: its text and the tool calls it made (a run of the participant);
+    ``speaker``: the name its text was said under, when the framework gives one."""
 
     key: str
     text: str
     calls: tuple[Call, ...] = ()
+    speaker: str | None = None
 
     def fingerprint(self) -> str:
-        return _hash(["turn", self.text, [[c.key, c.name, dict(c.arguments)] for c in self.calls]])
+        return _hash(["turn", self.text, [[c.key, c.name, dict(c.arguments)] for c in self.calls],
+                      *_named(self.speaker)])
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +111,12 @@ def read_only_hint(metadata: Any) -> bool:
             return True
     annotations = metadata.get("annotations")
     return annotations is not None and read_only_hint(annotations)
+
+
+def _named(speaker: str | None) -> list[Any]:
+    """What a speaker adds to a fingerprint (nothing without one: an item recorded before
+    speakers were kept is the same item)."""
+    return [] if speaker is None else [["speaker", speaker]]
 
 
 def _hash(value: Any) -> str:
@@ -291,19 +302,19 @@ class Recorder:
                 args = dict(n.arguments)
                 raw = args.pop("__raw__", None)
                 call = Call(self._key(n.id), n.name, args, raw)
-                e.item = Turn(e.item.key, e.item.text, (*e.item.calls, call))
+                e.item = Turn(e.item.key, e.item.text, (*e.item.calls, call), e.item.speaker)
                 e.calls[call.key] = n.id
                 calls[n.id] = (e, n)
             elif isinstance(n, Message):
                 if n.run_id is not None and n.run_id in turns:
                     e = turns[n.run_id]
                     assert isinstance(e.item, Turn)
-                    e.item = Turn(e.item.key, n.content, e.item.calls)
+                    e.item = Turn(e.item.key, n.content, e.item.calls, n.speaker)
                     e.message = (n.id, n.seq)
                 elif n.role in ("user", "system"):
                     entries.append(
                         _Entry(
-                            Said(self._key(n.id), n.role, n.content),
+                            Said(self._key(n.id), n.role, n.content, n.speaker),
                             "",
                             n.seq,
                             (n.id, n.seq),
@@ -438,7 +449,8 @@ class Recorder:
         rt, c = self.runtime, self.conversation
         if isinstance(item, Said):
             mid = self._id("message", branch, item.key)
-            m = rt.record_message(c, mid, branch=branch, role=item.role, content=item.content)
+            m = rt.record_message(c, mid, branch=branch, role=item.role, content=item.content,
+                                  speaker=item.speaker)
             return _Entry(item, item.fingerprint(), m.seq, (mid, m.seq), record=mid)
         if isinstance(item, Turn):
             rid = self._id("run", branch, item.key)
@@ -458,7 +470,8 @@ class Recorder:
             if item.text:
                 mid = self._id("message", branch, item.key)
                 m = rt.record_message(
-                    c, mid, branch=branch, role="assistant", content=item.text, run=rid
+                    c, mid, branch=branch, role="assistant", content=item.text, run=rid,
+                    speaker=item.speaker,
                 )
                 e.message = (mid, m.seq)
             return e

@@ -53,7 +53,8 @@ def record_event(
     refused event is named by its index and nothing is written). Kinds and their required
     fields: conversation (id, account), participant (id, model), branch (id; parent,
     fork_after), run (id, branch, participant, mode), message (id, branch, role
-    user|assistant, content), tool_call (id, run, name, arguments object), tool_result
+    user|assistant, content; speaker: who said it, a display name of at most 100
+    characters on one line), tool_call (id, run, name, arguments object), tool_result
     (call, status succeeded|failed|deferred|pending, content), memory (id, sources,
     summary), checkpoint (id, run, state), promote (run, refs), share (ref, with), tool
     (name, description). `at` (optional) is when it happened, with an offset. System

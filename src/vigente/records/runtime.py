@@ -216,6 +216,9 @@ class Message:
     #: Who logged it when a model-facing writer did (an agent key, ``vigente mcp``): the
     #: writer's claim, labelled so in a request and in ``explain`` (application/roles.py)
     claimed_by: str | None = None
+    #: Who said it when several people share a role (a display name, as OpenAI's ``name``;
+    #: checked by :func:`vigente.runtime.speakers.check_speaker`); None: nobody named
+    speaker: str | None = None
     seq: int = 0
 
 
@@ -351,6 +354,8 @@ class UserMemory:
     #: written by a model-facing writer, or citing a message one logged: then not "from the
     #: user's own messages"
     claimed_by: str | None = None
+    #: who stated it: the speaker of the messages it cites (None: they name nobody)
+    speaker: str | None = None
     seq: int = 0
 
 
@@ -484,8 +489,8 @@ def to_record(node: Node) -> RuntimeRecord:
         if f.name in ("conversation_id", "id", "known_from", "seq"):
             continue
         value = getattr(node, f.name)
-        if f.name == "claimed_by" and value is None:
-            continue  # a trusted writer's row stays as it was before claims were labelled
+        if f.name in ("claimed_by", "speaker") and value is None:
+            continue  # a row without one stays as it was before the field existed
         if f.name in _COLUMNS:
             columns[f.name] = value
         else:

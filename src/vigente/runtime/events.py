@@ -124,7 +124,7 @@ def _message(rt: Runtime, e: dict[str, Any], at: Instant | None) -> None:
                       branch=_get(e, "branch", str, required=True),
                       role=_get(e, "role", str, required=True),
                       content=_get(e, "content", str, required=True),
-                      run=_get(e, "run", str), at=at)
+                      run=_get(e, "run", str), speaker=_get(e, "speaker", str), at=at)
 
 
 def _tool_call(rt: Runtime, e: dict[str, Any], at: Instant | None) -> None:
@@ -211,7 +211,7 @@ EVENTS: dict[str, Callable[[Runtime, dict[str, Any], Instant | None], None]] = {
 
 #: The fields each kind of event takes (its readers above read these and no other), besides
 #: ``event``, ``at`` and (every kind but ``conversation``) ``conversation``. A message's
-#: ``speaker`` is the contract's (RUNTIME.md §1) and accepted; the runtime does not keep it yet.
+#: ``speaker`` (RUNTIME.md §1) is kept in its record (runtime/speakers.py says what it may be).
 EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "conversation": ("id", "account", "title"),
     "participant": ("id", "model", "provider", "label"),

@@ -154,7 +154,7 @@ def memory_source(rt: Runtime, conversation: str, source: str, kind: str) -> Run
 
 
 def account_facts(rt: Runtime, conversation: str, facts: Mapping[str, Any], k: Instant, *,
-                  stamped: bool, observed_at: TimeLike | None
+                  stamped: bool, observed_at: TimeLike | None, speaker: str | None = None
                   ) -> tuple[Instant, FactStatements]:
     """The knowledge time of a user memory recorded as facts of the conversation's account
     (``stamped``: the caller gave no time) and the kernel statements it will make
@@ -169,10 +169,10 @@ def account_facts(rt: Runtime, conversation: str, facts: Mapping[str, Any], k: I
                 "recorded as an account's fact; leave it out, or record the memory without "
                 "record_as_fact")
     (home,) = rt.store.runtime_conversations(ids=[conversation])
-    k = fact_time(rt.store, home.account, list(facts), k, stamped=stamped)
+    k = fact_time(rt.store, home.account, list(facts), k, stamped=stamped, speaker=speaker)
     return k, fact_statements(
         home.account, facts, known_at=k,
-        valid_from=k if observed_at is None else rt.instant(observed_at))
+        valid_from=k if observed_at is None else rt.instant(observed_at), speaker=speaker)
 
 
 def supersession(rt: Runtime, conversation: str, memory: str, kind: str,
@@ -276,18 +276,30 @@ def memory_links(conversation: str, memory: str, k: Instant, supersedes: tuple[s
     return links
 
 
+def memory_speaker(memory: str, resolved: Sequence[RuntimeRecord]) -> str | None:
+    """Who stated a user memory: the one speaker of the messages (and user memories) it
+    cites, or None when they name nobody. A memory citing what two people said is refused:
+    in a group chat "my name is Ana" is Ana's, not the role's."""
+    named = {str(r.payload["speaker"]) for r in resolved if r.payload.get("speaker")}
+    if len(named) > 1:
+        raise InvalidInput(
+            f"user memory {memory!r} cites messages of {', '.join(sorted(map(repr, named)))}: "
+            "a user memory states what one person said: record one memory per speaker")
+    return next(iter(named), None)
+
+
 def user_memory(conversation: str, memory: str, k: Instant, summary: str,
                 sources: tuple[str, ...], facts: Mapping[str, Any] | None,
                 owner: RuntimeRecord, privacy: str | None, visibility: str | None,
-                supersedes: tuple[str, ...]) -> UserMemory:
+                supersedes: tuple[str, ...], speaker: str | None = None) -> UserMemory:
     """A user memory: of privacy ``user`` and visible to the whole conversation unless the
-    caller says otherwise."""
+    caller says otherwise; ``speaker``: who stated it (:func:`memory_speaker`)."""
     return UserMemory(
         conversation, memory, k, utf8_text("summary", summary), sources,
         dict(facts or {}), owner.branch_id, None,
         one_of("privacy", privacy or "user", PRIVACY),
         one_of("visibility", visibility or "conversation", VISIBILITY),
-        supersedes)
+        supersedes, speaker=speaker)
 
 
 def tool_memory(rt: Runtime, conversation: str, memory: str, k: Instant,

@@ -2,6 +2,7 @@
 tool calls paired with their results by id and, where ids repeat (the tau-bench transcripts
 reuse them), by position: the n-th call with an id pairs with the n-th result with that id.
 A repeated call id is kept as ``id#2``, ``id#3`` … so that every call has its own artifact.
+A message's ``name`` (OpenAI's field for who said it) is kept as its ``speaker``.
 """
 
 from __future__ import annotations
@@ -77,9 +78,12 @@ def transcript_events(messages: list[dict[str, Any]], conversation: str, account
         content = m.get("content")
         text = content if isinstance(content, str) else (
             "" if content is None else json.dumps(content, ensure_ascii=False))
+        # OpenAI's `name` (who said it, when several share a role) is the message's speaker
+        said = {"speaker": m["name"]} if m.get("name") is not None else {}
         if role in ("system", "user", "developer"):
             events.append({"event": "message", "id": f"m{n}", "branch": "main",
-                           "role": "system" if role == "developer" else role, "content": text})
+                           "role": "system" if role == "developer" else role, "content": text,
+                           **said})
         elif role == "assistant":
             runs += 1
             run = f"run{runs}"
@@ -101,7 +105,7 @@ def transcript_events(messages: list[dict[str, Any]], conversation: str, account
                                **({"raw_arguments": raw} if isinstance(raw, str) else {})})
             if text:
                 events.append({"event": "message", "id": f"m{n}", "branch": "main",
-                               "role": "assistant", "content": text, "run": run})
+                               "role": "assistant", "content": text, "run": run, **said})
         elif role in ("tool", "function"):
             base = str(m.get("tool_call_id") or m.get("name") or "")
             answered[base] += 1

@@ -905,7 +905,8 @@ _RECORDS: dict[int, tuple[Any, Any, tuple[Redaction, ...]]] = {}
 
 def redact_record(node: Any) -> tuple[Any, tuple[Redaction, ...]]:
     """A message, a tool call or a checkpoint as a model may see it: a message's ``content``
-    (a JSON text in place, else line by line: paths ``content``, ``content.a.b``), a call's
+    (a JSON text in place, else line by line: paths ``content``, ``content.a.b``) and its
+    ``speaker`` (path ``speaker``: a name that is a credential is not shown), a call's
     ``arguments`` (``arguments.password``; its raw text in place), a checkpoint's ``state``
     (``state.…``); a memory by :func:`redact_memory`. Without a credential, ``node`` itself
     comes back (remembered by node: nodes are immutable)."""
@@ -919,8 +920,11 @@ def redact_record(node: Any) -> tuple[Any, tuple[Redaction, ...]]:
     redactions: tuple[Redaction, ...] = ()
     if kind == "message":
         text, redactions = redact_message(node.content)
-        if redactions:
-            out = replace(node, content=text)
+        speaker, in_speaker = (node.speaker, ()) if node.speaker is None else \
+            redact_text(node.speaker, "speaker")
+        if redactions or in_speaker:
+            out = replace(node, content=text, speaker=speaker)
+            redactions = (*redactions, *in_speaker)
     elif kind == "tool_call":
         arguments, redactions = redact_arguments(node.arguments)
         if redactions:

@@ -60,6 +60,7 @@ from vigente.runtime.content import (
     replay_text,
 )
 from vigente.runtime.reader import RuntimeReads
+from vigente.runtime.speakers import check_speaker
 from vigente.runtime.trust import check_names
 from vigente.store.base import Store
 from vigente.time import Instant, TimeLike, check_not_ahead, current_instant
@@ -376,11 +377,14 @@ class Runtime(RuntimeReads):
 
     # -- transcript ------------------------------------------------------------------------
     def record_message(self, conversation: str, message: str, *, branch: str, role: str,
-                       content: str, run: str | None = None, at: TimeLike | None = None,
-                       claimed_by: str | None = None) -> Message:
+                       content: str, run: str | None = None, speaker: str | None = None,
+                       at: TimeLike | None = None, claimed_by: str | None = None) -> Message:
         """A node of the user-visible transcript; an assistant answer of a top-level run is
         branch context, one of a subagent child stays the child's until promoted.
+        ``speaker``: who said it, when several people share a role (a display name, checked
+        by :func:`~vigente.runtime.speakers.check_speaker`; None: nobody named).
         ``claimed_by``: the model-facing writer whose claim it is (see :meth:`claims_of`)."""
+        said_by = check_speaker(speaker)
         with self.transaction():
             self._conversation(conversation)
             self._absent(conversation, ["message"], message, "message")
@@ -398,7 +402,7 @@ class Runtime(RuntimeReads):
                     visibility = "participant"
             node = Message(conversation, message, self._known(conversation, at), branch, role,
                            utf8_text("content", content), run, participant, visibility,
-                           self._claimant(claimed_by))
+                           self._claimant(claimed_by), said_by)
             self._append(node)
         return node
 
@@ -551,10 +555,12 @@ class Runtime(RuntimeReads):
                 self._one(conversation, ["memory", "user_memory"], m, "memory",
                           "a memory supersedes or conflicts with an earlier memory")
             k = self._known(conversation, at)
+            said_by = memories.memory_speaker(memory, resolved) if kind == "user" else None
             as_facts = None
             if record_as_fact and facts:
                 k, as_facts = memories.account_facts(self, conversation, facts, k,
-                                                     stamped=at is None, observed_at=observed_at)
+                                                     stamped=at is None, observed_at=observed_at,
+                                                     speaker=said_by)
             owner = next((r for r in resolved if r.participant_id is not None), resolved[0])
             asserted, claims, implicit = memories.supersession(
                 self, conversation, memory, kind, resolved, facts, summary, supersedes)
@@ -565,7 +571,7 @@ class Runtime(RuntimeReads):
             if kind == "user":
                 node: ToolMemory | UserMemory = memories.user_memory(
                     conversation, memory, k, summary, sources, facts, owner, privacy,
-                    visibility, (*supersedes, *implicit))
+                    visibility, (*supersedes, *implicit), said_by)
             else:
                 node = memories.tool_memory(
                     self, conversation, memory, k, resolved, owner, summary, facts, freshness,

@@ -68,9 +68,11 @@ def user_fact_lineage(key: object) -> str:
                            f"'user.<key>' ({exc}): rename the fact") from None
 
 
-def account_scope(account: str) -> Scope:
-    """The kernel scope of an account's user facts."""
-    return Scope.of({"account": account})
+def account_scope(account: str, speaker: str | None = None) -> Scope:
+    """The kernel scope of an account's user facts; those a named speaker stated (a group
+    chat) are the speaker's: ``{"account": A, "speaker": S}``."""
+    return Scope.of({"account": account} if speaker is None
+                    else {"account": account, "speaker": speaker})
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,12 +84,13 @@ class FactStatements:
 
 
 def fact_statements(account: str, facts: Mapping[str, Any], *, valid_from: Instant,
-                    known_at: Instant) -> FactStatements:
+                    known_at: Instant, speaker: str | None = None) -> FactStatements:
     """One ``record`` statement per fact: every key and value is checked here, so that a bad
-    one refuses the whole memory before anything is written."""
+    one refuses the whole memory before anything is written (``speaker``: who stated them,
+    see :func:`account_scope`)."""
     from vigente.kernel.ledger import statement
 
-    scope = account_scope(account)
+    scope = account_scope(account, speaker)
     writes, keys = [], []
     for key, value in facts.items():
         lineage = user_fact_lineage(key)
@@ -102,14 +105,15 @@ def fact_statements(account: str, facts: Mapping[str, Any], *, valid_from: Insta
 
 
 def fact_time(store: Store, account: str, keys: Sequence[str], k: Instant, *,
-              stamped: bool) -> Instant:
+              stamped: bool, speaker: str | None = None) -> Instant:
     """The knowledge time of a user memory recorded as facts, inside its transaction (the
     timelines locked first). ``stamped`` (the caller gave no ``at``: learned now): moved after
     every answer already given and every statement of those timelines, as ``Vigente.record``
     dates a write learned now; otherwise ``k`` as given (a write behind them is refused)."""
     from vigente.store.base import Timeline
 
-    timelines = sorted({Timeline(user_fact_lineage(key), account_scope(account), FACT_SOURCE)
+    timelines = sorted({Timeline(user_fact_lineage(key), account_scope(account, speaker),
+                                 FACT_SOURCE)
                         for key in keys}, key=Timeline.order)
     if not timelines:
         return k
@@ -156,11 +160,13 @@ def write_facts(store: Store, memory: str, planned: FactStatements) -> int:
 # -- the extraction protocol ---------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class UserMessage:
-    """A user message an extractor reads: its id, its text and when it became known."""
+    """A user message an extractor reads: its id, its text, when it became known and who
+    said it (``speaker``: a display name, when several people share the user role)."""
 
     id: str
     text: str
     known_at: Instant
+    speaker: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,7 +232,8 @@ class RuleUserMemoryExtractor:
                         facts[key] = value
                         said.append(span)
             if facts:
-                out.append(ProposedUserMemory("The user said: " + "; ".join(said) + ".",
+                who = "The user" if message.speaker is None else message.speaker
+                out.append(ProposedUserMemory(f"{who} said: " + "; ".join(said) + ".",
                                               facts, (message.id,)))
         return out
 
@@ -275,7 +282,9 @@ class UserMemoryExtraction:
             "extractor": self.extractor,
             "memories": [{"id": m.id, "summary": m.summary, "facts": m.facts,
                           "sources": list(m.sources), "supersedes": list(m.supersedes),
-                          "known_from": m.known_from.isoformat()} for m in self.memories],
+                          "known_from": m.known_from.isoformat(),
+                          **({"speaker": m.speaker} if m.speaker else {})}
+                         for m in self.memories],
             "unchanged": [{"key": key, "sources": list(sources)}
                           for key, sources in self.unchanged],
         }
@@ -304,16 +313,18 @@ def extract_user_memories(rt: Runtime, conversation: str, *,
                 messages[node.id] = node
             elif isinstance(node, UserMemory):
                 held.append(node)
-        proposals = the_extractor.propose([UserMessage(m.id, m.content, m.known_from)
+        proposals = the_extractor.propose([UserMessage(m.id, m.content, m.known_from, m.speaker)
                                            for m in messages.values()])
         ids = {m.id for m in held}
         superseded = {old for m in held for old in m.supersedes}
-        latest: dict[str, str] = {}  # key -> the canonical JSON the conversation holds
+        # (speaker, key) -> the canonical JSON the conversation holds: what one person said
+        # of themselves is theirs ("my name is Ana" does not replace Bruno's name)
+        latest: dict[tuple[str | None, str], str] = {}
         stated: set[tuple[str, str, str]] = set()  # (message, key, value) already recorded
         for m in held:
             for key, value in m.facts.items():
-                latest[key] = canonical_json(value)
-                stated.update((s, key, latest[key]) for s in m.sources)
+                latest[(m.speaker, key)] = canonical_json(value)
+                stated.update((s, key, canonical_json(value)) for s in m.sources)
 
         def said_at(p: ProposedUserMemory) -> Instant:
             return max(messages[s].known_from for s in p.sources)
@@ -328,13 +339,15 @@ def extract_user_memories(rt: Runtime, conversation: str, *,
         recorded: list[UserMemory] = []
         unchanged: list[tuple[str, tuple[str, ...]]] = []
         for p in sorted(proposals, key=said_at):
+            who = next((messages[s].speaker for s in p.sources if messages[s].speaker), None)
             facts = {}
             for key, value in p.facts.items():
                 if redact_value(value, key)[1]:
                     continue  # a credential the user typed is never a memory's fact
                 said = canonical_json(value)
                 # restated (the key holds that value) or extracted before from these messages
-                if latest.get(key) == said or any((s, key, said) in stated for s in p.sources):
+                if latest.get((who, key)) == said or any((s, key, said) in stated
+                                                         for s in p.sources):
                     unchanged.append((key, p.sources))
                 else:
                     facts[key] = value
@@ -345,7 +358,8 @@ def extract_user_memories(rt: Runtime, conversation: str, *,
             # memory of it replaces no memory of the user's own messages, and is no fact
             claimed = any(messages[s].claimed_by for s in p.sources)
             replaces = [m.id for m in held if m.id not in superseded and m.facts
-                        and set(m.facts) <= set(p.facts) and (not claimed or m.claimed_by)]
+                        and m.speaker == who and set(m.facts) <= set(p.facts)
+                        and (not claimed or m.claimed_by)]
             node = rt.record_memory(conversation, memory_id, sources=p.sources,
                                     summary=redact_text(p.summary, "summary")[0],
                                     facts=facts, kind="user",
@@ -357,8 +371,8 @@ def extract_user_memories(rt: Runtime, conversation: str, *,
             ids.add(memory_id)
             superseded.update(replaces)
             for key, value in facts.items():
-                latest[key] = canonical_json(value)
-                stated.update((s, key, latest[key]) for s in p.sources)
+                latest[(who, key)] = canonical_json(value)
+                stated.update((s, key, canonical_json(value)) for s in p.sources)
     return UserMemoryExtraction(the_extractor.name, tuple(recorded), tuple(unchanged))
 
 
