@@ -5,6 +5,7 @@ read is checked against what the indexed records say by definition."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import struct
 from collections import Counter
@@ -114,6 +115,26 @@ class RecallIndexConformance(Conformance):
         assert between == [_read_back(d) for d in (docs[3], docs[2], docs[1])]  # newest first
         assert store.runtime_recall_between([C, OTHER], minute(0).micros, minute(9).micros,
                                             2) == [_read_back(d) for d in (docs[4], docs[3])]
+
+    def test_speakers_names_as_known_at_k(self, store: Store) -> None:
+        """Each record keeps its speaker's name; the names of a conversation are those of the
+        records known at ``k``, each once (a name first said later is not yet a name)."""
+        docs = recall_docs(store)
+        names = ["Ana", None, "Bruno", "Ana", "Zoë"]
+        named = [dataclasses.replace(d, name=n) for d, n in zip(docs, names, strict=True)]
+        with store.transaction():
+            for owner in (C, OTHER):
+                mine = [d for d in named if d.conversation_id == owner]
+                store.append_runtime_recall(owner, mine, mine[-1].seq)
+        assert [d.name for d in sorted(store.runtime_recall_docs(
+            [(d.conversation_id, d.seq) for d in named]), key=lambda d: d.seq)] == names
+        for known in (0, 1, 3, 4, 9):
+            micros = minute(known).micros
+            for owners in ([C], [OTHER], [C, OTHER]):
+                expected = sorted({d.name for d in named if d.name is not None
+                                   and d.conversation_id in owners
+                                   and d.known_micros <= micros})
+                assert store.runtime_recall_names(owners, micros) == expected
 
     def test_vectors_per_model(self, store: Store) -> None:
         docs = [d for d in _indexed(store) if d.conversation_id == C]
