@@ -79,7 +79,7 @@ class Weights:
     time: float = 0.5
     within: float = 1.0
     name_term: float = 0.0
-    speaker: float = 0.5
+    speaker: float = 2.0
     role: float = 0.2
     session: float = 0.3
     neighbour: float = 0.5
