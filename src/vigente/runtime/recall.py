@@ -380,7 +380,8 @@ class Recall:
         meaning = None
         if embedder is not None:
             matrices = [(c, _matrix(self.store, c, embedder.model_id)) for c in conversations]
-            meaning = _Background(ranker.semantic, text, embedder, matrices)
+            said = _without_names(text, ranker.person) if ranker.weights.unnamed else text
+            meaning = _Background(ranker.semantic, said, embedder, matrices)
         lists: list[tuple[str, list[tuple[str, int]]]] = []
         if mode != "semantic":
             lists.append(("words", ranker.lexical(text, notes)))
@@ -474,6 +475,21 @@ def _names_in(words: set[str], names: Sequence[str]) -> set[str]:
     firsts = Counter(n.split()[0] for n in folded)
     return {n for n in folded if set(n.split()) <= words
             or (firsts[n.split()[0]] == 1 and n.split()[0] in words)}
+
+
+_WORD = re.compile(r"[^\W_]+(?:['’]s)?")
+
+
+def _without_names(text: str, person: _Person) -> str:
+    """``text`` without the speakers' names it says ("What did Ana's sister …" → "What did
+    sister …"): who spoke is a field of the turns, not in their text, so a name left in the
+    query's vector only draws it to the turns that greet the person."""
+    names = {t for n in person.names for t in n.split()}
+    if not names:
+        return text
+    kept = _WORD.sub(lambda m: "" if fold(m[0]).split()[:1] and fold(m[0]).split()[0] in names
+                     else m[0], text)
+    return " ".join(kept.split()) or text
 
 
 def _person(query: str, reads: RuntimeReads, conversations: Sequence[str], k_at: Instant,

@@ -84,6 +84,7 @@ class Weights:
     session: float = 0.3
     neighbour: float = 0.5
     near: float = 0.1
+    unnamed: bool = True
 
 
 WEIGHTS: Final = Weights()
