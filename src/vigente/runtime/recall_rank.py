@@ -83,7 +83,7 @@ class Weights:
     role: float = 0.2
     session: float = 0.3
     neighbour: float = 0.5
-    near: float = 0.1
+    near: float = 0.3
     unnamed: bool = True
 
 
