@@ -2,18 +2,13 @@
 
 "What did the user tell me, weeks ago, that matters now?" Messages, memories and tool results
 (their text, bounded) are indexed as they are read (a cache of the graph with its own mark,
-caught up before every recall, so an answer is never silently stale) and ranked by:
-
-* **words** — BM25 (k1 1.2, b 0.75) over folded terms, with the collection statistics *as
-  known at* ``known_at``: the number of records, their lengths and each term's frequency are
-  the ones the runtime held then, so a later record never changes an earlier answer;
-* **meaning** — cosine similarity of sentence embeddings, when the embedding model is
-  installed (``mode="auto"``/``"hybrid"``/``"semantic"``), fused with the words by reciprocal
-  rank fusion;
-* **who and when** — the query's time expression ("in May", "last week", "before the move",
-  :mod:`vigente.runtime.recall_time`) raises the records known inside its window; a query in
-  the first person ("what did I say") raises the user's own messages; a participant named in
-  the query raises what that participant wrote.
+caught up before every recall, so an answer is never silently stale) and ranked by
+:mod:`vigente.runtime.recall_rank`: words (BM25 over stemmed terms, with the collection
+statistics *as known at* ``known_at``, so a later record never changes an earlier answer),
+meaning (sentence embeddings, when the model is installed), the query's time window
+(:mod:`vigente.runtime.recall_time`), who spoke (a message's ``speaker`` is a field: a person
+the query names raises their turns, and the name is not matched as a word), the session and the
+turn's neighbours.
 
 Scope is an assembly's: one conversation or all of an account's (never another account's:
 a store is one tenant); with a branch and a participant, only what that participant could see
