@@ -75,7 +75,7 @@ class Weights:
     k1: float = 1.2
     b: float = 0.75
     words: float = 1.0
-    meaning: float = 2.0
+    meaning: float = 1.5
     time: float = 0.5
     within: float = 1.0
     name_term: float = 0.0
