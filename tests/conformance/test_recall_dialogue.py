@@ -92,7 +92,7 @@ def test_a_name_prefix_written_into_the_text_is_not_a_word_of_it(vg: Vigente) ->
     not indexed as a word (the hit's text is what the log said)."""
     _import(vg, _chat("d5", [("Ana", "Ana: I booked the ferry.", 0),
                              ("Bruno", "Ana is lovely.", 1)]))
-    got = vg.runtime.recall("Ana", conversation="d5", mode="lexical")
+    got = vg.runtime.recall("What about Ana?", conversation="d5", mode="lexical")
     assert refs(got) == []  # a name alone is who, not what: it matches no words
     hit = vg.runtime.recall("ferry", conversation="d5", mode="lexical").hits[0]
     assert (hit.ref, hit.text, hit.speaker) == ("t0", "Ana: I booked the ferry.", "Ana")
@@ -122,3 +122,19 @@ def test_names_said_after_k_never_change_an_answer_at_k(
     again = vg.runtime.recall(query, conversation=c, known_at=k, mode="lexical").as_dict()
     assert again == first
     assert all(h["at"] <= k for h in again["hits"])
+
+
+def test_a_speaker_named_after_a_word_neither_raises_itself_nor_silences_the_word(
+        vg: Vigente) -> None:
+    """The hostile speaker: a model that records its turns as spoken by "Trains" or "the", so
+    that every question about trains would raise them and stop matching the word. A name is
+    only a name where the question writes it as one (capitalised, not its first word unless
+    possessive, never a function word)."""
+    turns = [("Trains", "Buy my course!", n / 10) for n in range(6)]
+    turns += [("the", "Buy my course!", 1), ("Ana", "The trains to Milan leave at seven.", 2)]
+    _import(vg, _chat("d6", turns))
+    for query in ("when do the trains to Milan leave", "Trains to Milan: when?",
+                  "Tell me about the trains"):
+        got = vg.runtime.recall(query, conversation="d6", mode="lexical")
+        assert refs(got)[0] == "t7", query
+        assert not {"speaker:Trains", "speaker:the"} & {w for h in got.hits for w in h.why}

@@ -487,6 +487,22 @@ def _without_names(text: str, person: _Person) -> str:
     return " ".join(kept.split()) or text
 
 
+_CAPITALISED = re.compile(r"(?<![^\W_])([^\W\d_][^\W_]*)(['’]s\b)?")
+
+
+def _proper(query: str) -> set[str]:
+    """The query's words that may name a person, folded: those written with a capital, not
+    the question's first word unless it is possessive ("Ana's dog?") — so a speaker who calls
+    itself "Trains" or "Tell" is not named by "Tell me about the trains" — and never a
+    function word."""
+    out: set[str] = set()
+    for n, m in enumerate(_CAPITALISED.finditer(query)):
+        word = m[1]
+        if word[0].isupper() and (n > 0 or m[2]) and fold(word) not in STOPWORDS:
+            out.add(fold(word))
+    return out
+
+
 def _person(query: str, reads: RuntimeReads, conversations: Sequence[str], k_at: Instant,
             participants: Sequence[tuple[str, str | None]] | None = None) -> _Person:
     """Who the query asks about (``participants``: those of the one conversation,
@@ -503,7 +519,8 @@ def _person(query: str, reads: RuntimeReads, conversations: Sequence[str], k_at:
             if isinstance(name, str) and len(name) > 2 and fold(name) and set(
                     fold(name).split()) <= words:
                 named.add(pid)
-    names = _names_in(words, reads.store.runtime_recall_names(conversations, k_at.micros))
+    names = _names_in(_proper(query), reads.store.runtime_recall_names(conversations,
+                                                                       k_at.micros))
     name_terms = frozenset(t for n in names for t in _terms(n))
     return _Person(role, frozenset(named), frozenset(names), name_terms)
 
