@@ -311,3 +311,22 @@ def test_the_model_gets_short_call_ids_for_a_providers_long_ones(vg: Vigente) ->
     assert ai.tool_calls[0]["id"] == result.tool_call_id != long_id
     record = vg.assembly.explain(out["vigente_assembly_id"])
     assert record["call_ids"] == {result.tool_call_id: long_id}
+
+
+def test_a_messages_name_is_who_said_it(vg: Vigente) -> None:
+    """Issue 42: a LangChain message's ``name`` is recorded as its speaker, and the model
+    gets it back in the ``name`` field (as OpenAI accepts one) of the assembled request."""
+    model = ScriptedChatModel(messages=iter([AIMessage("Ferry for Ana, train for Bruno.",
+                                                       name="Nova")]))
+    agent, _ = agent_for(vg, model)
+    config = {"configurable": {"thread_id": "group"}}
+    agent.invoke({"messages": [HumanMessage("I booked the ferry.", name="Ana María"),
+                               HumanMessage("Night train for me.", name="Bruno")]}, config)
+    assert [(m.role, m.speaker) for m in vg.runtime.transcript("group", "main")] == [
+        ("user", "Ana María"), ("user", "Bruno"), ("assistant", "Nova")]
+    (received,) = model.received
+    assert [m.name for m in received[1:]] == ["Ana_Maria", "Bruno"]
+    # the same state again is the same branch: a name read back is the same item
+    model.messages = iter([AIMessage("Still noted.")])
+    agent.invoke({"messages": [HumanMessage("And the return?", name="Ana María")]}, config)
+    assert [b.id for b in vg.runtime.graph("group").of_kind("branch")] == ["main"]

@@ -171,3 +171,17 @@ def test_a_fork_from_the_first_checkpoint_keeps_its_parent(sqlite_vg: Vigente) -
     assert [m.content for m in vg.runtime.transcript("t", branch)] == ["Capital of Italy?",
                                                                         "Rome."]
     assert "Capital of France?" not in text(model.received[-1])
+
+
+def test_a_messages_name_is_who_said_it(vg: Vigente) -> None:
+    """Issue 42: in a LangGraph graph too, a message's ``name`` is its speaker, and the model
+    gets it in the ``name`` field of the assembled request."""
+    model = ScriptedChatModel(messages=iter([AIMessage("Noted, both of you.")]))
+    graph = build(VigenteContext(vg, prefix="lg-"), model)
+    graph.invoke({"messages": [HumanMessage("Ferry for me.", name="Ana María"),
+                               HumanMessage("Train for me.", name="Bruno")]},
+                 {"configurable": {"thread_id": "group"}})
+    assert [(m.role, m.speaker) for m in vg.runtime.transcript("lg-group", "main")] == [
+        ("user", "Ana María"), ("user", "Bruno"), ("assistant", None)]
+    (received,) = model.received
+    assert [m.name for m in received] == ["Ana_Maria", "Bruno"]

@@ -153,3 +153,21 @@ def test_pop_and_clear_fork_branches_and_other_participants_stay_private(
         == "other_branch"
     )
     assert asyncio.run(VigenteSession("empty", vg).pop_item()) is None
+
+
+def test_a_message_items_name_is_who_said_it(vg: Vigente) -> None:
+    """Issue 42: an input item's ``name`` is recorded as the message's speaker; the Responses
+    format has no such field, so the next run reads it as a ``[Ana]:`` prefix."""
+    model = ScriptedModel([[assistant_message("Noted.", item_id="m1")],
+                           [assistant_message("Still noted.", item_id="m2")]])
+    agent = Agent(name="planner", instructions="Plan trips.", model=model)
+    session = VigenteSession("group", vg)
+    asyncio.run(Runner.run(agent, [
+        {"type": "message", "role": "user", "content": "I booked the ferry.", "name": "Ana"},
+        {"type": "message", "role": "user", "content": "Night train for me.", "name": "Bruno"},
+    ], session=session))
+    assert [(m.role, m.speaker) for m in vg.runtime.transcript("group", "main")] == [
+        ("user", "Ana"), ("user", "Bruno"), ("assistant", None)]
+    history = asyncio.run(session.get_items())
+    assert [i["content"] for i in history[:2]] == ["[Ana]: I booked the ferry.",
+                                                   "[Bruno]: Night train for me."]

@@ -155,6 +155,7 @@ def test_each_format_carries_the_speaker_its_own_way_and_counts_it(vg: Vigente) 
         if fmt == "anthropic":
             data["system"] = vg.assembly.assemble("c", "main", "agent", format=fmt).system
         assert data["tokens"]["assembled"] == request_tokens(data), fmt
+        assert vg.assembly.rebuild(data["assembly_id"])["matches"], fmt  # the same again
 
 
 def test_the_budget_counts_the_speaker(vg: Vigente) -> None:
