@@ -51,7 +51,7 @@ __all__ = [
 ]
 
 #: Changes whenever the data a seed gives changes (cached stores are keyed by it).
-GENERATOR_VERSION: Final = "1"
+GENERATOR_VERSION: Final = "2"
 CATEGORIES: Final = ("single-hop", "multi-hop", "temporal", "open-domain")
 
 # --- the two halves -------------------------------------------------------------------------
@@ -136,6 +136,14 @@ _SMALL_TALK: Final = [
     ("I finally cleaned out the garage.", "Productive! I should do mine."),
     ("I keep forgetting to reply to messages, sorry!", "No worries at all."),
     ("It's been raining nonstop.", "Perfect weather for staying in, honestly."),
+    ("I overslept and missed the bus again.", "Classic Monday."),
+    ("Have you tried that new cafe on the corner?", "Not yet, is it good?"),
+    ("My inbox is a disaster right now.", "Declare inbox bankruptcy, haha."),
+    ("I can't believe it's already this late in the year.", "Time flies, seriously."),
+    ("I need a nap and it's only noon.", "Same, honestly."),
+    ("The internet was down all evening.", "Nightmare. Did it come back?"),
+    ("I'm trying to cook more at home.", "Good plan, saves money too."),
+    ("Just saw the funniest video, I'll send it later.", "Please do!"),
 ]
 _FOLLOW_UP: Final = ["Oh nice, tell me more!", "How was it?", "Really? How come?",
                      "Wait, when was that?", "And how did it go?", "Ooh, what happened?"]
@@ -179,6 +187,8 @@ _ATTRIBUTES: Final = (
         "My days are basically {o} at the moment.",
         "I'm exhausted, so much {o} this week.",
         "Honestly I love it, even the {o}.",
+        "My job right now is mostly {o}.",
+        "My occupation these days? Lots of {o}.",
     ), again=(
         "Still doing {o}, nothing changes there haha.",
         "Another week of {o}, I need a holiday.",
@@ -198,6 +208,8 @@ _ATTRIBUTES: Final = (
         "I signed up for lessons on {o} at the community hall.",
         "My teacher says I'm finally getting somewhere with {o}.",
         "Spent the whole evening running scales on {o} again.",
+        "Learning an instrument as an adult is hard, {o} especially.",
+        "My musical instrument of choice is {o} now.",
     ), again=(
         "The neighbours must hate me, still hammering away at {o}.",
         "I played {o} at my aunt's birthday, so nervous!",
@@ -216,6 +228,8 @@ _ATTRIBUTES: Final = (
         "My {o} evening class started, the grammar is brutal.",
         "I can finally order food in {o} without panicking!",
         "I've been watching shows in {o} with subtitles to get better.",
+        "Learning a new language is hard, {o} especially.",
+        "Studying {o} as a second language is humbling.",
     ), again=(
         "My {o} streak is at a hundred days now.",
         "Had my first real conversation in {o} today, felt amazing.",
@@ -236,6 +250,8 @@ _ATTRIBUTES: Final = (
         "Three evenings a week at {o} now, I'm hooked.",
         "Signed up for {o}, first session was humbling.",
         "Been going to {o} with a colleague, it's really fun.",
+        "Found a sport I actually like, I go to {o} now.",
+        "Staying active with {o} three times a week.",
     ), again=(
         "Back at {o} after a break, I'm so out of shape.",
         "We had a little competition at {o}, came second!",
@@ -254,6 +270,8 @@ _ATTRIBUTES: Final = (
         "Rent in {o} keeps going up, it's ridiculous.",
         "I love our flat in {o}, the view from the balcony is lovely.",
         "Everyone in {o} is out on the riverfront when it's sunny.",
+        "I live in {o}, right by the old market.",
+        "{o} is home now, city life suits me.",
     ), again=(
         "There's a festival on in {o} this week, the streets are full.",
         "They're finally fixing the potholes on our street in {o}.",
@@ -283,6 +301,7 @@ _PET_ASK_KIND: Final = ["What kind?", "Aww! What breed?", "No way! What kind is 
 _PET_ANSWER: Final = [
     "A {breed}, {pos} name is {pet}.", "{pet}! A {breed}, super cuddly.",
     "A {breed} called {pet}.", "{pet}, a tiny {breed}. Chaos already.",
+    "A {breed}! We named the {animal} {pet}.", "{pet} is a {breed}, the sweetest {animal}.",
 ]
 _PET_ASK: Final = [
     ("What breed is {name}'s {animal}?", "breed"), ("What kind of {animal} does {name} have?",
@@ -310,7 +329,8 @@ _HOBBIES: Final = (
     _Hobby("painting", ("a lighthouse", "my grandmother's portrait", "a sunset over the bay",
                         "the old bridge", "a vase of tulips", "our street in the snow"),
            ("I finished a watercolour of {o} {r}.", "Spent {r} at the easel working on {o}.",
-            "My canvas of {o} is done, I did it {r}!", "Got the brushes out {r} and did {o}."),
+            "My canvas of {o} is done, I did it {r}!", "Got the brushes out {r} and did {o}.",
+            "Made a little picture of {o} {r}.", "New artwork done {r}: {o}."),
            ("What did {name} paint in {month}?", "What was the subject of {name}'s artwork in "
             "{month}?", "What picture did {name} make in {month}?",
             "What did {name} depict on canvas in {month}?"),
@@ -322,7 +342,8 @@ _HOBBIES: Final = (
                       "a cherry pie", "chocolate croissants", "a carrot cake"),
            ("Pulled {o} out of the oven {r}, the kitchen smells amazing.",
             "I made {o} {r}, first try!", "{r} I tried {o} from scratch.",
-            "My {o} came out perfect {r}."),
+            "My {o} came out perfect {r}.", "Did some baking {r}, {o}.",
+            "{r} I cooked up {o} from scratch in the oven."),
            ("What did {name} bake in {month}?", "What treat did {name} make in the oven in "
             "{month}?", "What did {name} cook up from scratch in {month}?",
             "Which pastry did {name} prepare in {month}?"),
@@ -334,7 +355,8 @@ _HOBBIES: Final = (
     _Hobby("pottery", ("a set of mugs", "a wobbly bowl", "a planter", "a teapot",
                        "a little vase", "a fruit dish"),
            ("I threw {o} on the wheel {r}!", "At the studio {r} I glazed {o}.",
-            "My clay {o} came out of the kiln {r}.", "Shaped {o} at ceramics {r}."),
+            "My clay {o} came out of the kiln {r}.", "Shaped {o} at ceramics {r}.",
+            "Made {o} at pottery {r}.", "My ceramic piece {r} was {o}."),
            ("What did {name} make at pottery in {month}?", "What ceramic piece did {name} "
             "create in {month}?", "What did {name} throw on the wheel in {month}?",
             "What did {name} make out of clay in {month}?"),
@@ -346,7 +368,8 @@ _HOBBIES: Final = (
     _Hobby("photography", ("the harbour at dawn", "a heron by the canal", "the night market",
                            "fog over the hills", "the city skyline", "a street musician"),
            ("Took some shots of {o} {r} with my new lens.", "I photographed {o} {r}.",
-            "Got a great picture of {o} {r}.", "My camera and I chased {o} {r}."),
+            "Got a great picture of {o} {r}.", "My camera and I chased {o} {r}.",
+            "Took a picture of {o} {r}, so happy with it.", "Captured {o} with the camera {r}."),
            ("What did {name} photograph in {month}?", "What did {name} capture with the "
             "camera in {month}?", "What picture did {name} take in {month}?",
             "What was in {name}'s photos from {month}?"),
@@ -357,7 +380,8 @@ _HOBBIES: Final = (
     _Hobby("gardening", ("tomatoes", "a row of sunflowers", "lavender", "strawberries",
                          "chilli plants", "a lemon tree"),
            ("Planted {o} in the backyard beds {r}.", "I put {o} in the garden {r}.",
-            "Spent {r} digging a spot for {o}.", "{r} I finally got {o} into the soil."),
+            "Spent {r} digging a spot for {o}.", "{r} I finally got {o} into the soil.",
+            "Did some gardening {r}, I planted {o}.", "The garden got {o} {r}, it's growing well."),
            ("What did {name} plant in {month}?", "What did {name} grow in the garden in "
             "{month}?", "What went into {name}'s garden in {month}?",
             "What did {name} put in the soil in {month}?"),
@@ -368,7 +392,8 @@ _HOBBIES: Final = (
     _Hobby("knitting", ("a wool scarf", "baby socks", "a chunky jumper", "a beanie",
                         "fingerless gloves", "a blanket"),
            ("I finished knitting {o} {r}.", "Cast off {o} {r}, so proud.",
-            "My needles have been busy, {o} was done {r}.", "Wove in the ends on {o} {r}."),
+            "My needles have been busy, {o} was done {r}.", "Wove in the ends on {o} {r}.",
+            "Did some knitting {r}, {o}.", "Made {o} from yarn {r}, very woolly."),
            ("What did {name} knit in {month}?", "What did {name} make with yarn in {month}?",
             "What woolly item did {name} finish in {month}?",
             "What did {name} make on the needles in {month}?"),
@@ -397,7 +422,9 @@ _TRIP_SAY: Final = ["Just got back from a few days away, we left {r}!",
 _TRIP_ASK: Final = ["Oh nice, where did you go?", "Where to?", "Ooh, where?",
                     "Lucky! Where did you end up?"]
 _TRIP_ANSWER: Final = ["{o}! The food alone was worth it.", "{o}, it was unreal.",
-                       "We did {o}, walked everywhere.", "{o}. I want to move there now."]
+                       "We did {o}, walked everywhere.", "{o}. I want to move there now.",
+                       "Visited {o} for the first time, what a city.",
+                       "{o}! Best trip I've travelled on in ages."]
 _TRIP_WHEN: Final = ["When did {name} go to {o}?", "When did {name} travel to {o}?",
                      "When was {name}'s trip to {o}?", "When did {name} visit {o}?"]
 _TRIP_DATED: Final = ["Where did {name} travel in {month}?", "Which city did {name} go to in "
@@ -826,7 +853,8 @@ class _Builder:
             block = [_Line(p.name, self.fill(self.pick(_PET_SAY), p, hyper=hyper),
                            (tag + ":said",)),
                      _Line(self.other(p).name, self.pick(_PET_ASK_KIND)),
-                     _Line(p.name, self.fill(self.pick(_PET_ANSWER), p, breed=breed, pet=pet),
+                     _Line(p.name, self.fill(self.pick(_PET_ANSWER), p, breed=breed, pet=pet,
+                                                   animal=animal),
                            (tag,)),
                      self.react(p, "good")]
             self.place(s, block)
@@ -869,7 +897,7 @@ class _Builder:
         """Two to four sessions in which ``p`` tells of a piece of ``hobby``; the questions
         on each (dated, when) and on all of them. Returns the first mention's tag."""
         n = len(self.sessions)
-        count = self.rng.randint(2, 4)
+        count = self.rng.randint(3, 5)
         sessions = sorted(self.rng.sample(range(n), count))
         objects = self.rng.sample(hobby.objects, count)
         tags, answers, months = [], {}, []
@@ -905,7 +933,7 @@ class _Builder:
         self.rng.shuffle(cities)
         visited: dict[str, list[str]] = {}
         for p in self.people:
-            count = self.rng.randint(2, 4)
+            count = self.rng.randint(3, 4)
             mine = [cities.pop() for _ in range(count)]
             if visited and self.rng.random() < 0.5:  # the same city as the other, another time
                 mine[0] = self.rng.choice(next(iter(visited.values())))
@@ -994,10 +1022,12 @@ class _Builder:
             blocks = list(self.blocks[s])
             self.rng.shuffle(blocks)
             body = sum(len(b) for b in blocks)
+            deck = _half(_SMALL_TALK, self.variant)
+            self.rng.shuffle(deck)
             target = self.rng.randint(12, 30) - 4
             while body < target:
                 speaker = self.people[self.rng.randrange(2)]
-                said, answer = self.rng.choice(_SMALL_TALK)
+                said, answer = deck.pop() if deck else self.rng.choice(_SMALL_TALK)
                 talk = [_Line(speaker.name, said), _Line(self.other(speaker).name, answer)]
                 if self.rng.random() < 0.4:
                     talk.append(_Line(speaker.name, self.fill(self.pick(_FOLLOW_UP), speaker)
