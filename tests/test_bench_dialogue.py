@@ -155,7 +155,7 @@ def test_tiny_run_end_to_end(store_url: str, tmp_path: Path) -> None:
     figures = BENCHMARK.run(args, Console(quiet=True))
     half = figures["halves"]["fitted"]
     assert half["shape"]["questions"] == 25
-    for method in ("lexical", "bm25, names in text", "bm25, text only"):
+    for method in ("lexical", "bm25 /names", "bm25 /text"):
         row = half["methods"][method]
         assert row["questions"] == 25
         assert 0.0 < row["recall_at_10"] <= 1.0
@@ -171,6 +171,6 @@ def test_tiny_run_through_the_cli_batch_and_cache(tmp_path: Path) -> None:
     again = BENCHMARK.run(_args(tmp_path, variants="speaker,content"), Console(quiet=True))
     methods = first["halves"]["fitted"]["methods"]
     assert methods == again["halves"]["fitted"]["methods"]
-    assert {"lexical", "lexical, names in content"} <= set(methods)
+    assert {"lexical", "lexical /content"} <= set(methods)
     assert json.loads(out.read_text("utf-8"))["halves"]["fitted"]["methods"] == methods
     BENCHMARK.render(first, Console(quiet=True))

@@ -32,6 +32,7 @@ Pure Python and seeded: the same half, index and version give the same dialogue,
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import json
 import random
 from collections.abc import Sequence
@@ -51,7 +52,7 @@ __all__ = [
 ]
 
 #: Changes whenever the data a seed gives changes (cached stores are keyed by it).
-GENERATOR_VERSION: Final = "2"
+GENERATOR_VERSION: Final = "4"
 CATEGORIES: Final = ("single-hop", "multi-hop", "temporal", "open-domain")
 
 # --- the two halves -------------------------------------------------------------------------
@@ -168,7 +169,7 @@ class _Attribute:
     ask: tuple[str, ...]
 
 
-_ATTRIBUTES: Final = (
+_ATTRIBUTES: tuple[_Attribute, ...] = (
     _Attribute("job", (
         ("nurse", "night shifts on the cardiology ward"),
         ("primary school teacher", "marking homework for my class of eight-year-olds"),
@@ -280,6 +281,27 @@ _ATTRIBUTES: Final = (
     ), ask=(
         "Where does {name} live?", "Which city is {name} based in?",
         "In what city is {name}'s home?", "Where is {name}'s flat?",
+    )),
+)
+
+_ATTRIBUTES += (
+    _Attribute("food", (
+        ("ramen", "ramen"), ("tacos", "tacos"), ("paella", "paella"),
+        ("dumplings", "dumplings"), ("pho", "pho"), ("risotto", "risotto"), ("sushi", "sushi"),
+        ("falafel", "falafel"), ("lasagne", "lasagne"), ("pierogi", "pierogi"),
+    ), say=(
+        "I could eat {o} every single day.",
+        "Found a place that does the best {o}, been three times this week.",
+        "Made {o} again for dinner, can't get enough.",
+        "If I had one last meal it would be {o}.",
+        "My favourite food? {o}, no contest.",
+        "Nothing makes me happier than a big plate of {o}.",
+    ), again=(
+        "Had {o} for lunch again, no regrets.", "Tried a new spot for {o}, not as good as ours.",
+        "Guess what I had for dinner, {o} of course.", "Craving {o} so badly right now.",
+    ), ask=(
+        "What is {name}'s favourite food?", "What dish does {name} love most?",
+        "What meal can {name} never get enough of?", "Which dish does {name} crave?",
     )),
 )
 
@@ -403,6 +425,10 @@ _HOBBIES: Final = (
             "When did {name} complete {o} on the needles?",
             "When did {name} finish knitting {o}?")),
 )
+#: Wording every hobby shares (the hobby's own word, so that some questions meet it).
+_HOBBY_SAY: Final = ("Did some {hobby} {r}, {o} this time.", "{hobby} update: finished {o} {r}.")
+_HOBBY_ASK_DATED: Final = ("What was {name}'s {hobby} project in {month}?",
+                           "What {hobby} did {name} do in {month}?")
 _HOBBY_SHARED_ASK: Final = ["What hobby do {a} and {b} have in common?",
                             "Which pastime do {a} and {b} share?",
                             "What activity do both {a} and {b} enjoy?",
@@ -528,6 +554,19 @@ _EVENT_LIST: Final = {
                     "What successes has {name} celebrated?", "What milestones has {name} "
                     "reached?"],
 }
+_FEEL_ASK: Final = ["How are you feeling about it?", "And how do you feel?",
+                    "How are you holding up?", "How's that making you feel?"]
+_FEEL: Final = {
+    "good": ["Over the moon, honestly.", "So proud of myself.", "Still buzzing!",
+             "Happy and a bit tired.", "Thrilled, I keep smiling.", "Relieved and grateful.",
+             "I feel so proud, honestly.", "My feelings? Pure joy, honestly."],
+    "bad": ["Pretty miserable, to be honest.", "Frustrated, but I'll live.", "Sore and grumpy.",
+            "Quite down about it.", "Annoyed more than anything.", "Worn out and fed up.",
+            "I feel awful about it.", "Mixed feelings, mostly fed up."],
+}
+_FEEL_QUESTION: Final = ["How did {name} feel about {a}?", "What was {name}'s mood after {a}?",
+                         "How did {name} react emotionally to {a}?",
+                         "What were {name}'s feelings about {a}?"]
 _RELATIONS: Final = (("sister", "f"), ("brother", "m"), ("cousin", "f"), ("cousin", "m"))
 
 # --- tastes (open-domain inference) -----------------------------------------------------------
@@ -634,8 +673,11 @@ class Dialogue:
 
     @property
     def key(self) -> str:
-        """Names what the data is (for caches): version, half, seed."""
-        return f"v{GENERATOR_VERSION}-{self.half}-{self.seed}"
+        """Names what the data is (for caches): version, half, seed and a digest of the turns
+        (so that an edited template never reuses a store built from the old wording)."""
+        digest = hashlib.sha256(json.dumps(
+            [(t.id, t.speaker, t.text, _iso(t.at)) for t in self.turns]).encode()).hexdigest()
+        return f"v{GENERATOR_VERSION}-{self.half}-{self.seed}-{digest[:12]}"
 
     def events(self, *, roles: str = "alternate", names: str = "speaker",
                account: str = "dialogue") -> list[str]:
@@ -776,9 +818,11 @@ class _Builder:
         self.half, self.index, self.variant = half, index, variant
         self.seed = base + index
         self.rng = random.Random(f"vigente-dialogue:{GENERATOR_VERSION}:{half}:{self.seed}")
+        # two people per dialogue, none of them in another dialogue of the half (up to 11)
         pool = list(_PEOPLE[half])
-        self.rng.shuffle(pool)
-        self.people = [_Person(*pool[0]), _Person(*pool[1])]
+        random.Random(f"vigente-dialogue-people:{half}").shuffle(pool)
+        first = (2 * index) % len(pool)
+        self.people = [_Person(*pool[first]), _Person(*pool[first + 1])]
         self.sessions = self._sessions()
         # session index -> blocks of lines; each block said together
         self.blocks: list[list[list[_Line]]] = [[] for _ in self.sessions]
@@ -905,7 +949,9 @@ class _Builder:
         for i, (s, o) in enumerate(zip(sessions, objects, strict=True)):
             rel = _relative(self.rng, future=False)
             tag = f"{p.name}:hobby:{hobby.name}:{i}"
-            self.place(s, [_Line(p.name, self.fill(self.pick(hobby.say), p, o=o, r=rel), (tag,)),
+            say = self.pick(hobby.say + _HOBBY_SAY)
+            self.place(s, [_Line(p.name, self.fill(say, p, o=o, r=rel, hobby=hobby.name),
+                                 (tag,)),
                            self.react(p, "good")])
             tags.append(tag)
             answers[tag] = o
@@ -920,8 +966,9 @@ class _Builder:
             spec.topic = all_tags
         for tag, month in zip(tags, months, strict=True):
             if months.count(month) == 1:
-                self.specs.append(_Spec("single-hop", p.name, self.pick(hobby.ask_dated)
-                                        .format(name=p.name, month=_month_of(month)),
+                ask = self.pick(hobby.ask_dated + _HOBBY_ASK_DATED)
+                self.specs.append(_Spec("single-hop", p.name, ask.format(
+                                        name=p.name, month=_month_of(month), hobby=hobby.name),
                                         {tag: answers[tag]}, (tag,), all_tags))
         self.specs.append(_Spec("multi-hop", p.name, self.pick(hobby.ask_list)
                                 .format(name=p.name), answers, all_tags, all_tags))
@@ -980,10 +1027,19 @@ class _Builder:
                 relation, _ = self.rng.choice(_RELATIONS)
                 values = {"rel": relation, "rn": relatives.pop(), "r": rel}
                 tag = f"{p.name}:event:{ev.group}:{i}"
-                self.place(s, [_Line(p.name, self.fill(self.pick(ev.say), p, **values), (tag,)),
-                               self.react(p, ev.mood)]
-                           + ([_Line(p.name, self.fill(self.pick(_THANKS), p))]
-                              if ev.mood != "meh" and self.rng.random() < 0.5 else []))
+                block = [_Line(p.name, self.fill(self.pick(ev.say), p, **values), (tag,)),
+                         self.react(p, ev.mood)]
+                if ev.mood in _FEEL and self.rng.random() < 0.5:
+                    # a short answer that needs the turns before it
+                    feeling = self.pick(_FEEL[ev.mood])
+                    block += [_Line(self.other(p).name, self.pick(_FEEL_ASK)),
+                              _Line(p.name, feeling, (tag + ":feel",))]
+                    self.specs.append(_Spec("single-hop", p.name, self.pick(_FEEL_QUESTION)
+                                            .format(name=p.name, a=ev.answer),
+                                            {tag + ":feel": feeling}, (tag + ":feel",)))
+                elif ev.mood != "meh" and self.rng.random() < 0.5:
+                    block.append(_Line(p.name, self.fill(self.pick(_THANKS), p)))
+                self.place(s, block)
                 self.specs.append(_Spec("temporal", p.name, self.pick(ev.ask).format(
                     name=p.name, rel=relation), {tag: ev.answer}, (tag,), relative=rel,
                     said_tag=tag))
@@ -1063,7 +1119,7 @@ class _Builder:
                 continue
             asked, mid = end, False
             evidence = present
-            later = self._mid_point(spec, by_tag) if self.rng.random() < 0.3 else None
+            later = self._mid_point(spec, by_tag) if self.rng.random() < 0.34 else None
             if later is not None:
                 asked, mid = later, True
                 evidence = [t for t in present if by_tag[t].at < asked]

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -326,7 +327,7 @@ def _half(half: str, count: int, args: argparse.Namespace, methods: Sequence[str
                 for mode in (m for m in VIGENTE_METHODS if m in methods):
                     if mode == "semantic" and embedder is None:
                         continue
-                    label = mode if names == "speaker" else f"{mode}, names in content"
+                    label = mode if names == "speaker" else f"{mode} /content"
                     if mode == "lexical" and args.store is None:
                         rankings = _vigente_cli(db, c, questions, mode)
                     else:
@@ -348,8 +349,7 @@ def _half(half: str, count: int, args: argparse.Namespace, methods: Sequence[str
             rank: dict[str, Callable[[Question], list[int]]] = {
                 "bm25": base.bm25, "minilm": base.minilm, "rrf": base.rrf}
             for m in wanted:
-                how = "names in text" if text == "names" else "text only"
-                tally = tallies.setdefault(f"{m}, {how}", Tally())
+                tally = tallies.setdefault(f"{m} /{text}", Tally())
                 for q in questions:
                     tally.add(q, *score(q, base.ranked(rank[m](q))))
     out: dict[str, Any] = {"shape": shape,
@@ -429,11 +429,12 @@ class DialogueBenchmark:
     def render(self, figures: dict[str, Any], console: Console) -> None:
         for half, data in figures["halves"].items():
             shape = data["shape"]
-            table = Table(title=f"dialogue benchmark, {half}: {shape['dialogues']} dialogues, "
-                                f"{shape['turns']} turns, {shape['questions']} questions "
-                                f"({shape['mid_questions']} asked mid-dialogue)")
+            title = (f"dialogue benchmark, {half}: {shape['dialogues']} dialogues, "
+                     f"{shape['turns']} turns, {shape['questions']} questions "
+                     f"({shape['mid_questions']} asked mid-dialogue)")
+            table = Table(box=box.SIMPLE, title=title)
             table.add_column("method", justify="left", no_wrap=True)
-            for column in ("recall@10", "single", "multi", "temporal", "open", "mid", "leaks"):
+            for column in ("r@10", "single", "multi", "temp", "open", "mid", "leaks"):
                 table.add_column(column, justify="right")
             for method, row in data["methods"].items():
                 table.add_row(method, f"{row['recall_at_10']:.3f}",
