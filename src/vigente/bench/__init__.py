@@ -27,6 +27,7 @@ MODULES: dict[str, str] = {
     "telemetry": "vigente.bench.telemetry",
     "horizon": "vigente.bench.horizon",
     "bodies": "vigente.bench.bodies",
+    "dialogue": "vigente.bench.dialogue",
 }
 
 
