@@ -26,12 +26,12 @@ TEXTS = [
 
 def test_default_policy_is_the_shipped_toml_and_its_hash_is_of_its_content() -> None:
     p = default_policy()
-    assert (p.id, p.version) == ("vigente-default", 3)
+    assert (p.id, p.version) == ("vigente-default", 4)
     assert p.hash == hashlib.sha256(p.document_json.encode()).hexdigest()
     assert p.budget == 16000 and p.encoding == "o200k_base"
     assert p.allows("raw", "google", "google") and not p.allows("raw", "google", "openai")
     assert p.allows("summary", "google", "openai") and not p.routable("raw", "secret")
-    same = policy_from_document({"id": "vigente-default", "version": 3})
+    same = policy_from_document({"id": "vigente-default", "version": 4})
     assert same.hash == p.hash
     changed = policy_from_document(
         {"id": "vigente-default", "version": 2, "budget": {"tokens": 10}}

@@ -460,7 +460,8 @@ class RecallHitOut(_Out):
     at: str
     score: float
     text: str
-    speaker: str
+    speaker: str  # the message's speaker when it has one, else its role (a memory's kind, a tool)
+    role: str  # the message's role (a memory's kind, the tool's name)
     participant: str | None
     why: list[str]
 

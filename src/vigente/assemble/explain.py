@@ -167,6 +167,7 @@ def _not_recalled(record: dict[str, Any], ref: str) -> str:
                            f"{note.get('tokens', 0)} used by better-ranked records)",
                 "not_eligible": "it was left out for another reason than the budget",
                 "in_window": "it was in the recency window",
+                "duplicate": f"its text is in the request already (as {hit.get('same_as')})",
             }.get(hit.get("outcome", ""), hit.get("outcome", ""))
             return f"ranked {hit['rank']} for the query {query!r}, but {why}"
     return (f"not among the records recalled for the query {query!r} (the {note.get('k')} "

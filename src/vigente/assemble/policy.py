@@ -56,7 +56,8 @@ _SCHEMA: dict[str, dict[str, type | tuple[type, ...]]] = {
     "retention": {"assembly_days": int},
     "modes": {"moderators": list},
     "serialization": {"call_ids": str},
-    "recall": {"enabled": bool, "share": (float, int), "k": int, "mode": str},
+    "recall": {"enabled": bool, "share": (float, int), "max_share": (float, int), "k": int,
+               "mode": str},
 }
 
 
@@ -164,6 +165,8 @@ def _validate(doc: dict[str, Any], where: str) -> None:
         raise bad(f"serialization.call_ids must be one of {', '.join(map(repr, CALL_IDS))}")
     if not 0 <= doc["recall"]["share"] <= 1:
         raise bad("recall.share must be a fraction of the budget from 0 to 1")
+    if not 0 <= doc["recall"]["max_share"] <= 1:
+        raise bad("recall.max_share must be a fraction of the budget from 0 to 1")
     if not 1 <= doc["recall"]["k"] <= 100:
         raise bad("recall.k must be from 1 to 100")
     if doc["recall"]["mode"] not in ("lexical", "semantic", "hybrid", "auto"):

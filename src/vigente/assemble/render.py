@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from vigente.assemble.blocks import Block
+from vigente.assemble.excerpts import recalled_header, recalled_line, session_of
 from vigente.assemble.speakers import (
     NAMED_FORMATS,
     speaker_label,
@@ -334,15 +335,12 @@ def _message(unit: Unit, boundary: Boundary) -> Block:
 
 
 def recalled_text(unit: Unit, boundary: Boundary) -> str:
-    """An older record recalled for the call's query: quoted in a user position, with who
-    said it and when it became known (so a model can answer "when")."""
-    node = unit.node
-    when = _iso(node.known_from)
+    """An older record recalled for the call's query, quoted in a user position: its session's
+    date, then who said it and what (assemble/excerpts.py; recalled turns of one session next
+    to each other in the request are joined into one excerpt under one header)."""
     if unit.kind == "message":
-        m: Message = node
-        who = m.role
-        if m.role == "assistant" and m.participant_id not in (None, boundary.participant):
-            who = dict(boundary.labels).get(m.participant_id or "", m.participant_id or "")
-        return _claimed(unit, f"[recalled: {who} message of {when}]\n{m.content}")
-    body = _memory_text(unit, unit.stale, None, boundary.read_only)
-    return f"[recalled: memory of {when}]\n{body}"
+        body = _claimed(unit, unit.node.content)
+    else:
+        body = _memory_text(unit, unit.stale, None, boundary.read_only)
+    return (f"{recalled_header(session_of(unit))}\n"
+            f"{recalled_line(unit, boundary, body)}")

@@ -33,6 +33,7 @@ from opentelemetry import trace
 from vigente import telemetry
 from vigente.assemble.blocks import digest
 from vigente.assemble.call_ids import short_call_ids
+from vigente.assemble.excerpts import merge_excerpts
 from vigente.assemble.explain import assembly_diff, explained, rebuilt, stored_record, why_not
 from vigente.assemble.gather import CountCache, below, replay_tokens, structure
 from vigente.assemble.pipeline import Boundary, Decision, Unit, order, stand_ins
@@ -318,6 +319,7 @@ class Assembler:
                 for b in contract.render(units[r], d, boundary, in_place.get(r))
             ]
         )
+        blocks = merge_excerpts(blocks, rnd.excerpts)  # recalled turns: one excerpt a session
         call_ids: dict[str, str] = {}
         if rounds.short_ids:
             blocks, call_ids = short_call_ids(blocks, rnd.seqs)

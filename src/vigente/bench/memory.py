@@ -15,7 +15,8 @@ LLM (as the data's README says): the earlier message holding the answer's ``sour
 * ``bfcl_assembly_recall_{vigente,recency}``: the fraction of questions whose answering message
   reaches a 2,000-token assembly of one conversation holding every earlier session (the
   question on a branch of its own), with recall on (the default policy) and off (the recency
-  window at the same budget, the same tokenizer).
+  window at the same budget, the same tokenizer); ``bfcl_assembly_recall_bm25_fill``: the
+  naive fill of the same budget, the question then BM25's best turns while they fit.
 * Scale: ``recall_p50_ms``/``p99`` at 10,000 and 100,000 records (the BFCL turns said again,
   so the model embeds each text once), and the assembly p50 with and without recall over a
   10,000-call conversation of the runtime benchmark.
@@ -199,16 +200,41 @@ def _bfcl(data: Path, embedder: Any, mode: str, log: Console) -> dict[str, Any]:
     return out
 
 
+class _BM25Fill:
+    """The naive fill of a budget: the question, then BM25's best turns (rank_bm25 over the
+    same folded, stopword-free terms) as chat messages, best first, while the request's tokens
+    (the assembler's count, the same tokenizer) fit the budget."""
+
+    def __init__(self, texts: dict[str, str], roles: dict[str, str], tok: Any) -> None:
+        self.base = _Baselines(texts, None)
+        self.texts, self.roles, self.tok = texts, roles, tok
+
+    def fill(self, question: str, budget: int) -> set[str]:
+        from vigente.assemble.tokens import count_message_tokens
+
+        used = count_message_tokens(self.tok, [{"role": "user", "content": question}])
+        chosen: set[str] = set()
+        for ref in self.base.bm25_top(question, len(self.texts)):
+            cost = count_message_tokens(
+                self.tok, [{"role": self.roles[ref], "content": self.texts[ref]}])
+            if used + cost <= budget:
+                used += cost
+                chosen.add(ref)
+        return chosen
+
+
 def _assembly(data: Path, budget: int, log: Console) -> dict[str, Any]:
     """Every earlier session of a scenario in one conversation; each question on its own
     branch forked at the end; is the answering message in the 2,000-token request?"""
-    from vigente.assemble import policy_from_document
+    from vigente.assemble import default_policy, policy_from_document
+    from vigente.assemble.tokens import tiktoken_tokenizer
 
     sessions, questions = _load(data)
     off = policy_from_document({"id": "recency-window", "version": 1,
                                 "recall": {"enabled": False}}, "bench")
-    found = {"vigente": [], "recency": []}  # type: dict[str, list[bool]]
+    found = {"vigente": [], "recency": [], "bm25_fill": []}  # type: dict[str, list[bool]]
     timings: dict[str, list[float]] = {"vigente": [], "recency": []}
+    tok = tiktoken_tokenizer(default_policy().encoding)
     with Vigente.open(":memory:") as vg:
         for scenario in SCENARIOS:
             c = f"all-{scenario}"
@@ -242,10 +268,13 @@ def _assembly(data: Path, budget: int, log: Console) -> dict[str, Any]:
             vg.runtime.import_events([json.dumps(e) for e in events])
             log.print(f"assembly: {scenario} ({len(texts)} messages, "
                       f"{len(scenario_questions)} questions)")
+            roles = {e["id"]: e["role"] for e in events if e["event"] == "message"}
+            naive = _BM25Fill(texts, roles, tok)
             for i, q in enumerate(scenario_questions):
                 gold = _gold(q["source"], texts)
                 if not gold:
                     continue
+                found["bm25_fill"].append(bool(gold & naive.fill(q["text"], budget)))
                 for name, policy in (("vigente", None), ("recency", off)):
                     start = time.perf_counter()
                     a = vg.assembly.assemble(c, f"q{i}", "assistant", budget=budget,
@@ -376,7 +405,8 @@ class MemoryBenchmark:
         console.print(table)
         console.print(f"assembly at {figures['assembly_budget']} tokens: vigente "
                       f"{figures['bfcl_assembly_recall_vigente']:.3f}, recency "
-                      f"{figures['bfcl_assembly_recall_recency']:.3f}")
+                      f"{figures['bfcl_assembly_recall_recency']:.3f}, BM25 fill "
+                      f"{figures['bfcl_assembly_recall_bm25_fill']:.3f}")
         for row in figures["scale"]:
             console.print(f"{row['records']} records: recall p50 {row['recall_p50_ms']} ms, "
                           f"p99 {row['recall_p99_ms']} ms")

