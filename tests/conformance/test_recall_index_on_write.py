@@ -22,7 +22,6 @@ from vigente.errors import InvalidInput
 from vigente.retrieval import MINILM, MiniLMEmbedder
 from vigente.runtime.recall import Recall, recall_doc
 
-
 _FRESH = itertools.count()
 
 
