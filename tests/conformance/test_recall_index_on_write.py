@@ -153,3 +153,11 @@ def test_cli_import_with_embed_leaves_the_first_recall_nothing(tmp_path: Path) -
         assert _unindexed(vg, "c1") == []
         assert vg.store.runtime_recall_unembedded("c1", MINILM, 0, 100) == []
         assert vg.store.runtime_recall_vector_mark("c1", MINILM)[0] > 0
+
+
+def test_a_result_kept_as_a_blob_is_indexed_with_its_import(vg: Vigente) -> None:
+    events = _log()
+    events[-2] = dict(events[-2], content="zorblax quarterly figures " * 4_000)  # > 64 KiB
+    _import(vg, events)
+    assert _unindexed(vg, "c1") == []
+    assert refs(vg.runtime.recall("zorblax", conversation="c1", mode="lexical")) == ["t1"]
