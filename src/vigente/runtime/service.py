@@ -66,6 +66,7 @@ from vigente.store.base import Store
 from vigente.time import Instant, TimeLike, check_not_ahead, current_instant
 
 if TYPE_CHECKING:
+    from vigente.retrieval.embed import Embedder
     from vigente.runtime.events import RuntimeImportReport
     from vigente.runtime.retention import GCReport, PurgeReport
     from vigente.runtime.user_memory import UserMemoryExtraction, UserMemoryExtractor
@@ -97,9 +98,11 @@ class _Unit:
         self.by_id: dict[tuple[str, str], list[RuntimeRecord]] = {}
         self.by_target: dict[tuple[str, str], list[RuntimeRecord]] = {}
         self.by_run: dict[tuple[str, str], list[RuntimeRecord]] = {}
+        self.written: dict[str, None] = {}  # conversations appended to, in order
 
     def add(self, record: RuntimeRecord) -> None:
         c = record.conversation_id
+        self.written[c] = None
         self.by_id.setdefault((c, record.record_id), []).append(record)
         if record.target_id is not None:
             self.by_target.setdefault((c, record.target_id), []).append(record)
@@ -119,6 +122,8 @@ class Runtime(RuntimeReads):
     the encodings in which a result over ``count_above`` bytes has its tokens counted when it
     is recorded (kept beside its bytes, read by the assembler's transcript-replay count
     instead of tokenizing the result again); none: the assembler counts it on first need.
+    Every transaction writes the recall index rows of what it appended (``_index``);
+    ``index_embedder``: also their vectors of that model, once it has committed.
     """
 
     def __init__(self, store: Store, *, default_zone: str | None = None,
@@ -126,8 +131,11 @@ class Runtime(RuntimeReads):
                  stale_after: Mapping[str, _dt.timedelta | None] | None = None,
                  extractor: Extractor | None = None,
                  token_counters: Sequence[TokenCounter] = (),
-                 count_above: int = COUNT_AT_IMPORT) -> None:
+                 count_above: int = COUNT_AT_IMPORT,
+                 index_embedder: Embedder | None = None) -> None:
         self.store = store
+        #: When set, what a transaction appended is embedded by it once committed.
+        self.index_embedder = index_embedder
         self.default_zone = default_zone
         self.inline_limit = inline_limit
         self.stale_after = {**DEFAULT_STALE_AFTER, **(stale_after or {})}
@@ -144,16 +152,39 @@ class Runtime(RuntimeReads):
             with self.store.transaction():
                 yield
             return
-        self._local.unit = _Unit()
+        unit = self._local.unit = _Unit()
         try:
             with self.store.transaction():
                 yield
+                self._index(unit.written)
         except BaseException:
             self.store.end_runtime_blobs(False)
             raise
         finally:
             self._local.unit = None
         self.store.end_runtime_blobs(True)
+        if self.index_embedder is not None and unit.written:
+            self.embed_written(unit.written, self.index_embedder)
+
+    def _index(self, conversations: Iterable[str]) -> None:
+        """The recall index rows of what this transaction appended, written in it: a recall
+        after a write (an import of 100,000 records as much as one message) has nothing to
+        catch up, and the rows commit or roll back with their records."""
+        from vigente.runtime.recall import Recall
+
+        recall = Recall(self)
+        for c in conversations:
+            recall.catch_up(c)
+
+    def embed_written(self, conversations: Iterable[str], embedder: Embedder) -> int:
+        """Embed the indexed records of ``conversations`` that have no vector of
+        ``embedder``'s model, in batches of their own transactions (after the records'
+        commit: a write never waits on the model, and a batch cut short is finished by the
+        next recall); how many records were embedded."""
+        from vigente.runtime.recall import Recall
+
+        recall = Recall(self, embedder=embedder)
+        return sum(recall.embed_missing(c, embedder) for c in conversations)
 
     @contextmanager
     def claims_of(self, writer: str) -> Iterator[None]:
