@@ -133,10 +133,12 @@ def test_a_short_turn_brings_its_neighbours_as_one_excerpt(vg: Vigente) -> None:
     assert rules["m1"].startswith("recall.rank_1:")
     assert rules["m0"] == rules["m2"] == "recall.neighbour_of:m1"
     excerpts = [m["content"] for m in a.messages if m["content"].startswith(HEADER)]
-    assert excerpts == [f"{HEADER}\nSession of Monday 2026-03-02:\n"
-                        "user: How was your weekend?\n"
-                        "assistant: Yes, the pottery class last Saturday!\n"
-                        "user: Nice, what did you make?"]
+    # one excerpt, the hit between its neighbours (other hits may follow, room allowing)
+    assert len(excerpts) == 1 and excerpts[0].startswith(
+        f"{HEADER}\nSession of Monday 2026-03-02:\n"
+        "user: How was your weekend?\n"
+        "assistant: Yes, the pottery class last Saturday!\n"
+        "user: Nice, what did you make?")
 
 
 def test_a_query_about_the_past_gets_the_larger_share(vg: Vigente) -> None:

@@ -501,7 +501,12 @@ class _Fill:
             return "in_window"
         if h.ref in self.chosen:
             return "recalled"  # a neighbour of a better hit already
-        same = self.texts.get(fold(str(unit.node.content))) if unit.kind == "message" else None
+        # the texts the request holds: its window's and those recalled already (two records
+        # may say the same words: the first one only is recalled)
+        held = self.texts | {fold(str(rnd.units[r].node.content)): r for r in self.chosen
+                             if rnd.units[r].kind == "message"}
+        same = held.get(fold(str(unit.node.content))) if unit.kind == "message" else None
+        held[fold(str(unit.node.content))] = h.ref
         if same is not None:
             entry["same_as"] = same
             return "duplicate"
@@ -512,8 +517,11 @@ class _Fill:
         if unit.kind == "message" and len(str(unit.node.content)) < SHORT_TURN:
             for side in ("before", "after"):
                 ref = sides.get(side)
-                if ref is not None and self.eligible(ref) and fold(
-                        str(rnd.units[ref].node.content)) not in self.texts:
+                if ref is None or not self.eligible(ref):
+                    continue
+                said = fold(str(rnd.units[ref].node.content))
+                if said not in held:
+                    held[said] = ref  # (the turn before and after may say the same)
                     n = rnd.units[ref]
                     group[ref] = Decision(ref, n.kind, f"recall.neighbour_of:{h.ref}",
                                           as_="recalled", position=n.position)

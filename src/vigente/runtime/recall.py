@@ -651,8 +651,13 @@ def _fuse(lists: Sequence[tuple[str, list[tuple[str, int]]]], ranker: _Ranker,
             if w.neighbour > 0 else set())
     ranker._load(candidates | near)
     for key in near:  # a neighbour indexed, known at k, and not a record left out
+        near_of = [k for k in best if k[0] == key[0] and abs(k[1] - key[1]) <= 2
+                   and k in ranker.docs]
         if key in ranker.docs and ranker.docs[key].known_micros <= ranker.known and (
-                ranker.docs[key].kind == "message") and (
+                ranker.docs[key].kind == "message") and any(
+                ranker.docs[k].known_micros // recall_rank.DAY_MICROS
+                == ranker.docs[key].known_micros // recall_rank.DAY_MICROS
+                for k in near_of) and (
                 key not in ranker.exclude) and (
                 recall_rank.neighbours(key, {k: 0.0 for k in best}, reach=2)):
             candidates.add(key)

@@ -162,7 +162,8 @@ def with_context(fused: Mapping[Key, float], days: Mapping[Key, int], asks: Set[
     """Each candidate's fused score raised by its session's best other turn (when it matched
     itself) and by its neighbours: :attr:`Weights.neighbour` of the turn before it when that
     turn asked a question (``asks``: the turns ending in "?"), :attr:`Weights.near` of any
-    other neighbour. ``days``: the session (day of knowledge) of each candidate."""
+    other neighbour of its session. ``days``: the session (day of knowledge) of each
+    candidate."""
     best: dict[tuple[str, int], list[float]] = {}
     for key, day in days.items():
         top = best.setdefault((key[0], day), [0.0, 0.0])
@@ -178,6 +179,8 @@ def with_context(fused: Mapping[Key, float], days: Mapping[Key, int], asks: Set[
         other = (second if own >= first else first) if own > 0 else 0.0
         near = 0.0
         for k in neighbours(key, fused):
+            if days.get(k) != day:
+                continue  # another session's turn, or one not a candidate
             weight = w.neighbour if k[1] < key[1] and k in asks else w.near
             near = max(near, weight * fused[k])
         out[key] = own + w.session * other + near
