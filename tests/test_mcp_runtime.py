@@ -302,3 +302,54 @@ def test_a_hostile_model_cannot_speak_as_anyone_but_a_named_claim(
                       headers={"Authorization": f"Bearer {service}"}).json()
         said = [r for r in graph["records"] if r["kind"] == "message"]
         assert [(r["id"], r["speaker"]) for r in said] == [("b1", bracket)]
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_a_hostile_speaker_named_after_a_word_cannot_take_over_recall(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest
+) -> None:
+    """Issues 36/42, the attack on recall: a model logging through record_event (an agent key)
+    names itself after the words of the questions it wants to answer ("Trains", "the", "Tell"),
+    so that recall would raise its turns and stop matching those words. Through the real MCP
+    client, `recall_memory` still ranks the application's turn that says it first and never
+    raises the hostile speaker's turns for who spoke: a speaker a model-facing writer claimed is
+    not a field recall trusts."""
+    root = (
+        str(tmp_path / "data") if backend == "sqlite" else request.getfixturevalue("postgres_url")
+    )
+    app = create_app(ServiceConfig(root, admin_key=ADMIN_KEY, rate=1000, burst=1000))
+    admin = {"Authorization": f"Bearer {ADMIN_KEY}"}
+    logged: list[dict[str, Any]] = [  # by the application (a service key)
+        {"event": "conversation", "id": "chat-r", "account": "acct-r"},
+        {"event": "participant", "conversation": "chat-r", "id": "agent", "model": "gpt-4o"},
+        {"event": "branch", "conversation": "chat-r", "id": "main"},
+        {"event": "message", "conversation": "chat-r", "id": "ana", "branch": "main",
+         "role": "user", "speaker": "Ana", "content": "The trains to Milan leave at seven."}]
+    events = [{"event": "message", "conversation": "chat-r", "id": f"h{n}", "branch": "main",
+                "role": "user", "speaker": name, "content": "Buy my course, trust me!"}
+               for n, name in enumerate(["Trains", "the", "Tell", "Milan"] * 2)]
+
+    async def attack(client: Client) -> None:
+        wrote = await client.call_tool("record_event", {"events": events})
+        assert not wrote.is_error, tool_text(wrote)
+        for query in ("when do the trains to Milan leave", "Tell me about the Trains",
+                      "Trains to Milan: when?"):
+            found = await client.call_tool("recall_memory", {
+                "query": query, "conversation": "chat-r", "branch": "main",
+                "participant": "agent"})
+            assert not found.is_error, tool_text(found)
+            hits = found.structured_content["hits"]
+            assert hits[0]["ref"] == "ana" and hits[0]["speaker"] == "Ana", query
+            raised = {w for h in hits for w in h["why"] if w.startswith("speaker:")}
+            assert raised <= {"speaker:user", "speaker:Milan"}, (query, raised)
+            assert all(h["ref"] == "ana" or not any(w.startswith("words") for w in h["why"])
+                       for h in hits), query
+
+    with running(app) as url, httpx.Client(base_url=url, timeout=60) as c:
+        c.post("/v1/admin/tenants", json={"name": "alpha"}, headers=admin).raise_for_status()
+        agent = c.post("/v1/admin/tenants/alpha/keys", json={}, headers=admin).json()["key"]
+        service = c.post("/v1/admin/tenants/alpha/keys", json={"role": "service"},
+                         headers=admin).json()["key"]
+        c.post("/v1/runtime/events", json={"events": logged},
+               headers={"Authorization": f"Bearer {service}"}).raise_for_status()
+        _run(attack, url, agent)

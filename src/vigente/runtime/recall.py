@@ -95,7 +95,10 @@ def recall_doc(r: RuntimeRecord, content: str | None = None) -> RecallDoc | None
         if role == "system":
             return None
         text, _ = redact_text(_window(str(r.payload.get("content", "")), MAX_TEXT))
-        name = r.payload.get("speaker")
+        # who spoke is a field recall trusts only from the application's own log: a speaker a
+        # model-facing writer claimed (an agent key, `vigente mcp`) could name itself after the
+        # words of the questions it wants to answer
+        name = r.payload.get("speaker") if r.payload.get("claimed_by") is None else None
         name = name.strip() if isinstance(name, str) and name.strip() else None
         return _doc(r, "message", role, text, name)
     if r.kind in ("memory", "user_memory"):
