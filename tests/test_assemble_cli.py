@@ -36,7 +36,7 @@ def test_runtime_contract_script_passes() -> None:
         timeout=600,
     )
     assert p.returncode == 0, p.stdout[-3000:]
-    assert p.stdout.strip().splitlines()[-1].startswith("37/37")
+    assert p.stdout.strip().splitlines()[-1].startswith("39/39")  # with who spoke (issue 42)
 
 
 def test_policy_show_and_check(tmp_path: Path) -> None:

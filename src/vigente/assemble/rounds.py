@@ -497,6 +497,10 @@ class _Fill:
         if unit is None or first is None or not first.included or first.as_ in PROTECTED \
                 or first.as_ == "tool_exchange":
             return "not_eligible"  # left out for another reason than budget
+        if unit.claimed_by is not None:
+            # a model-facing writer's claim goes before anything the application logged: the
+            # recall never brings one back into room the budget took from the application
+            return "not_eligible"
         if h.ref in self.window:
             return "in_window"
         if h.ref in self.chosen:
@@ -505,8 +509,10 @@ class _Fill:
         # may say the same words: the first one only is recalled)
         held = self.texts | {fold(str(rnd.units[r].node.content)): r for r in self.chosen
                              if rnd.units[r].kind == "message"}
-        same = held.get(fold(str(unit.node.content))) if unit.kind == "message" else None
-        held[fold(str(unit.node.content))] = h.ref
+        same = None
+        if unit.kind == "message":
+            same = held.get(fold(str(unit.node.content)))
+            held[fold(str(unit.node.content))] = h.ref
         if same is not None:
             entry["same_as"] = same
             return "duplicate"
@@ -519,7 +525,7 @@ class _Fill:
                 ref = sides.get(side)
                 if ref is None or not self.eligible(ref):
                     continue
-                said = fold(str(rnd.units[ref].node.content))
+                said = fold(str(getattr(rnd.units[ref].node, "content", "")))
                 if said not in held:
                     held[said] = ref  # (the turn before and after may say the same)
                     n = rnd.units[ref]

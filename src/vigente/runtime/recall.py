@@ -649,21 +649,10 @@ def _fuse(lists: Sequence[tuple[str, list[tuple[str, int]]]], ranker: _Ranker,
     scores, why = recall_rank.fuse(ranked_lists, ranker.scores, {
         "words": w.words, "meaning": w.meaning, "time": 1.0 if alone else w.within})
     candidates = {key for _, ranked in ranked_lists for key in ranked[:POOL]}
-    best = sorted(candidates, key=lambda key: (-scores[key], key))[:_CONTEXT_OF]
-    near = ({(cid, seq + d) for cid, seq in best for d in (-2, -1, 1, 2)} - candidates
-            if w.neighbour > 0 else set())
-    ranker._load(candidates | near)
-    for key in near:  # a neighbour indexed, known at k, and not a record left out
-        near_of = [k for k in best if k[0] == key[0] and abs(k[1] - key[1]) <= 2
-                   and k in ranker.docs]
-        if key in ranker.docs and ranker.docs[key].known_micros <= ranker.known and (
-                ranker.docs[key].kind == "message") and any(
-                ranker.docs[k].known_micros // recall_rank.DAY_MICROS
-                == ranker.docs[key].known_micros // recall_rank.DAY_MICROS
-                for k in near_of) and (
-                key not in ranker.exclude) and (
-                recall_rank.neighbours(key, {k: 0.0 for k in best}, reach=2)):
-            candidates.add(key)
+    ranker._load(candidates)
+    if w.neighbour > 0 or w.near > 0:
+        candidates |= _neighbours_of_best(candidates, scores, ranker)
+        for key in candidates:
             why.setdefault(key, [])
     candidates = {key for key in candidates if key in ranker.docs}  # (erased between reads)
     # the session and the neighbours are those of a dialogue: messages among messages (a tool
@@ -698,6 +687,24 @@ def _fuse(lists: Sequence[tuple[str, list[tuple[str, int]]]], ranker: _Ranker,
         out.append((d, score, tuple(why[key])))
     out.sort(key=lambda x: (-x[1], x[0].conversation_id, x[0].seq))  # ties as the words rank them
     return out
+
+
+def _neighbours_of_best(candidates: set[tuple[str, int]], scores: dict[tuple[str, int], float],
+                        ranker: _Ranker) -> set[tuple[str, int]]:
+    """The turns next to the best message candidates (within two records, in the same session,
+    known at k and not left out): a short answer found through its question."""
+    def day(key: tuple[str, int]) -> int:
+        return ranker.docs[key].known_micros // recall_rank.DAY_MICROS
+
+    best = [key for key in sorted(candidates, key=lambda key: (-scores.get(key, 0.0), key))
+            if key in ranker.docs and ranker.docs[key].kind == "message"][:_CONTEXT_OF]
+    near = {(cid, seq + d) for cid, seq in best for d in (-2, -1, 1, 2)} - candidates
+    ranker._load(near)
+    return {key for key in near if key in ranker.docs and key not in ranker.exclude
+            and ranker.docs[key].kind == "message"
+            and ranker.docs[key].known_micros <= ranker.known
+            and any(b[0] == key[0] and abs(b[1] - key[1]) <= 2 and day(b) == day(key)
+                    for b in best)}
 
 
 class _Background:
