@@ -129,9 +129,6 @@ def test_two_models_vectors_never_mix(vg: Vigente, minilm: MiniLMEmbedder) -> No
 
 def test_vigente_embedder_chooses_and_refuses(monkeypatch: pytest.MonkeyPatch,
                                               sqlite_vg: Vigente) -> None:
-    from vigente.retrieval import embed_choice
-
-    monkeypatch.setattr(embed_choice, "_CHOSEN", {})
     monkeypatch.setenv("VIGENTE_EMBEDDER", "none")
     _import(sqlite_vg, _log())
     assert sqlite_vg.runtime.recall(QUERY, conversation="c1").mode == "lexical"
