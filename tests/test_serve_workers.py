@@ -12,7 +12,6 @@ import contextlib
 import json
 import os
 import secrets
-import time
 from pathlib import Path
 
 import httpx
@@ -33,26 +32,25 @@ def _listening(port: int) -> int:
                if row.split()[1].endswith(f":{port:04X}") and row.split()[3] == "0A")
 
 
-def _settled(processes: list[int]) -> dict[int, int]:
-    """The sockets each process holds, once the counts stop changing (a connection the client
-    closed a moment ago may still be open on the server's side)."""
-    counts = {pid: _sockets(pid) for pid in processes}
-    for _ in range(50):
-        time.sleep(0.1)
-        again = {pid: _sockets(pid) for pid in processes}
-        if again == counts:
-            break
-        counts = again
-    return counts
+def _server_side_inode(port: int, client_port: int) -> str | None:
+    """The inode of the server's end of the connection from ``client_port`` to ``port``
+    (Linux /proc/net/tcp: local and remote addresses, state 01 = established)."""
+    for row in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = row.split()
+        if (fields[1].endswith(f":{port:04X}") and fields[2].endswith(f":{client_port:04X}")
+                and fields[3] == "01"):
+            return fields[9]
+    return None
 
 
-def _sockets(pid: int) -> int:
-    """How many sockets process ``pid`` holds open (Linux /proc)."""
-    held = 0
-    for fd in Path(f"/proc/{pid}/fd").iterdir():
-        with contextlib.suppress(OSError):
-            held += os.readlink(fd).startswith("socket:")
-    return held
+def _holder(processes: list[int], inode: str) -> int | None:
+    """Which of ``processes`` holds the socket ``inode`` open."""
+    for pid in processes:
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            with contextlib.suppress(OSError):
+                if os.readlink(fd) == f"socket:[{inode}]":
+                    return pid
+    return None
 
 
 def _children(pid: int) -> list[int]:
@@ -171,11 +169,24 @@ def test_connections_opened_at_once_are_spread_over_the_workers(tmp_path: Path) 
         ask = json.dumps({"lineage": "limits/upload", "valid_at": "2026-06-01"}).encode()
 
         async def open_together() -> dict[int, int]:
-            before = _settled(processes)  # connections closed earlier are gone from the counts
+            """Which worker holds each connection, looked up the moment its answer arrives
+            (counting each worker's sockets afterwards raced the server's keep-alive timeout:
+            on a slow machine the first connections were closed before the last were answered)."""
+            held = dict.fromkeys(processes, 0)
+
+            async def ask_on(connection: Connection) -> int:
+                answer = await connection.post("/v1/ask", ask)
+                assert connection.local_port is not None
+                inode = _server_side_inode(int(port), connection.local_port)
+                assert inode is not None, "the server closed a connection it had just answered"
+                holder = _holder(processes, inode)
+                assert holder is not None
+                held[holder] += 1
+                return answer.status
+
             connections = [Connection(host, int(port), key) for _ in range(SPREAD_CONNECTIONS)]
-            answers = await asyncio.gather(*(c.post("/v1/ask", ask) for c in connections))
-            assert {a.status for a in answers} == {200}
-            held = {pid: _sockets(pid) - before[pid] for pid in processes}
+            statuses = await asyncio.gather(*(ask_on(c) for c in connections))
+            assert set(statuses) == {200}
             for c in connections:
                 await c.close()
             return held

@@ -43,6 +43,11 @@ class Connection:
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
 
+    @property
+    def local_port(self) -> int | None:
+        """The client-side port of the open connection (``None`` before the first request)."""
+        return None if self._writer is None else self._writer.get_extra_info("sockname")[1]
+
     async def _open(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         if self._reader is None or self._writer is None:
             self._reader, self._writer = await asyncio.open_connection(self.host, self.port)
