@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-dev
 
-.PHONY: demo test lint bench install clean
+.PHONY: demo test lint bench install clean base-install
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,7 @@ test: $(STAMP)
 			>/dev/null 2>&1 || echo "note: chromium could not be installed: the browser tests will skip"; \
 	fi
 	$(BIN)/lint-imports --no-cache
+	.ci/base-install
 	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(BIN)/python -m pytest -q
 
 lint: $(STAMP)
@@ -48,4 +49,8 @@ bench: $(STAMP)
 	$(BIN)/python -m vigente.bench all
 
 clean:
-	rm -rf $(VENV) demo.db demo.db-wal demo.db-shm .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venv-base demo.db demo.db-wal demo.db-shm .pytest_cache .mypy_cache .ruff_cache
+
+# The main commands in a venv with no extras at all (.venv-base), as `pip install vigente` gives
+base-install:
+	.ci/base-install
