@@ -8,6 +8,7 @@ without ``--json``; usage errors exit 2.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -46,6 +47,7 @@ __all__ = [
     "open_store",
     "parse_scope",
     "progress",
+    "renamed_option",
     "scope_option",
 ]
 
@@ -190,6 +192,30 @@ def json_option(func: F) -> F:
     return click.option(
         "--json", "as_json", is_flag=True, help="Print one JSON object on stdout."
     )(func)
+
+
+def renamed_option(old: str, new: str, dest: str) -> Callable[[F], F]:
+    """Accept ``old``, an earlier spelling of the option ``new`` (whose value goes to ``dest``),
+    as a deprecated alias: the command behaves as if ``new`` were given, after a warning on
+    stderr; both given with different values is a usage error (docs/vocabulary.md). Put it
+    below ``@click.command`` and beside the options, as any option decorator."""
+    hidden = f"deprecated_{dest}"
+
+    def decorate(func: F) -> F:
+        @functools.wraps(func)
+        def command(*args: Any, **kwargs: Any) -> Any:
+            value = kwargs.pop(hidden)
+            if value is not None:
+                click.echo(f"Warning: {old} is deprecated; use {new}", err=True)
+                if kwargs.get(dest) is not None and kwargs[dest] != value:
+                    raise click.UsageError(f"{old} and {new} disagree; give one ({new})")
+                kwargs[dest] = value
+            return func(*args, **kwargs)
+
+        return click.option(old, hidden, hidden=True, help=f"Deprecated: use {new}.")(
+            command)  # type: ignore[return-value]
+
+    return decorate
 
 
 def knowledge(k: Instant, now: Instant) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from vigente.assemble import FORMATS, default_policy, load_policy
-from vigente.cli._app import cli, console, open_store
+from vigente.cli._app import cli, console, open_store, renamed_option
 from vigente.runtime import MODES
 
 
@@ -42,9 +42,10 @@ def _emit(data: object) -> None:
     help="Ask for the raw evidence of one artifact (repeatable).",
 )
 @click.option(
-    "--as-of", "--known-at", "as_of", metavar="K",
-    help="Assemble from the graph as known at K (also --known-at, as in ask/search/show).",
+    "--known-at", "as_of", metavar="K",
+    help="Assemble from the graph as known at K (default: now), as in ask, search, recall.",
 )
+@renamed_option("--as-of", "--known-at", "as_of")
 @click.option(
     "--query", metavar="TEXT",
     help="What the call is about (default: the latest user message): when the history does "

@@ -18,6 +18,7 @@ from vigente.cli._app import (
     open_store,
     parse_scope,
     progress,
+    renamed_option,
     scope_option,
 )
 from vigente.errors import InvalidInput
@@ -58,7 +59,8 @@ def documents() -> None:
 @click.option("--reference", help='Official reference, e.g. "Circular 12/2025".')
 @click.option("--title")
 @click.option("--external-id", help="The id the source gives this version.")
-@click.option("--url", "source_url", help="Where the source text is published.")
+@click.option("--source-url", "source_url", help="Where the source text is published.")
+@renamed_option("--url", "--source-url", "source_url")
 @click.option("--relation", type=click.Choice(
     ["supersedes", "amends", "supplements", "revokes", "corrects"]))
 @click.option("--predecessor", help="Version id, external id or reference it relates to.")

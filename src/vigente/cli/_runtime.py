@@ -19,6 +19,7 @@ from vigente.cli._app import (
     json_option,
     open_store,
     progress,
+    renamed_option,
 )
 from vigente.errors import InvalidInput
 from vigente.jsonl import read_lines
@@ -100,7 +101,9 @@ def _import_embedder(embed: bool | None) -> Embedder | None:
 @click.option("--account", required=True, help="The account that owns it.")
 @click.option("--trial", type=int, help="Which transcript of a file of trials (tau-bench).")
 @click.option("--model", default="unknown", show_default=True, help="The assistant's model.")
-@click.option("--at", metavar="DATE", help="Knowledge time of the import (default: now).")
+@click.option("--known-at", "at", metavar="DATE",
+              help="Knowledge time of the import (default: now).")
+@renamed_option("--at", "--known-at", "at")
 @json_option
 @click.pass_context
 def import_openai(ctx: click.Context, file: Path, conversation: str, account: str,
