@@ -427,6 +427,20 @@ def test_runtime_pages_show_branches_runs_and_assemblies(inspector: Inspector) -
     assert why["reason"] == "other_branch"
     answer = _text(asked[asked.index('data-testid="why-not"') :])
     assert f"omitted: {why['reason']}" in answer and why["rule"] in answer
+    _never_a_candidate_page(inspector.url, inspector.key, second)
+
+
+def _never_a_candidate_page(url: str, key: str, assembly_id: str) -> None:
+    """An id no record of the conversation has (the form's own placeholder, `t2`, in a
+    conversation without it; here `t9`) is a page saying so, as CLI and HTTP why-not say."""
+    with httpx.Client(base_url=url, timeout=60, headers={"accept": "text/html"}) as c:
+        assert c.post("/login", data={"key": key, "next": "/"}).status_code == 303
+        r = c.get(f"/assembly/{quote(assembly_id, safe='')}", params={"why_not": "t9"})
+        assert r.status_code == 200, r.text[:500]
+        assert r.headers["content-type"].startswith("text/html")
+        text = _text(r.text)
+        assert "t9 was never a candidate of this assembly" in text
+        assert "never a candidate: no record of conversation 's' has this id" in text
 
 
 def test_review_edit_approve_and_reject_through_forms(inspector: Inspector) -> None:
@@ -512,6 +526,7 @@ def test_every_page_on_postgresql(postgres_url: str) -> None:
             assert r.status_code == 200, (path, r.text[:500])
         page = _text(c.get(f"/lineage?name={quote(LINEAGE)}&t=2026-09-02&k=2026-09-02").text)
         assert _text(expected.statement) in page
+        _never_a_candidate_page(url, key, second)
         assert first in c.get("/runtime/conversation?id=s").text
         r = c.post(f"/review/{proposal}/reject", data={"note": "on PostgreSQL"})
         assert r.status_code == 303

@@ -285,6 +285,31 @@ def test_a_page_whose_object_does_not_exist_is_an_html_404_in_the_layout(served:
             _inspector_page(r, 404)
 
 
+def test_a_bug_on_a_page_is_an_html_500_page_in_the_layout(tmp_path: Path) -> None:
+    """An exception no handler answers, raised by a page, is an HTML 500 in the inspector's
+    layout (not the API's JSON 500); the API's endpoints keep their JSON 500."""
+    from fastapi import APIRouter
+
+    from vigente.http.inspector._render import OpenPageRoute
+
+    app = create_app(ServiceConfig(str(tmp_path / "data"), admin_key=ADMIN_KEY))
+    broken = APIRouter(route_class=OpenPageRoute)
+
+    @broken.get("/broken-page")
+    def broken_page() -> None:
+        raise KeyError("secret-in-the-request")
+
+    app.include_router(broken)
+    with running(app) as url, httpx.Client(base_url=url, timeout=60) as c:
+        r = c.get("/broken-page", headers={"accept": BROWSER_ACCEPT})
+        text = _inspector_page(r, 500)
+        assert "<h1>Internal error</h1>" in r.text
+        assert "unexpected KeyError: this is a bug in vigente" in text
+        assert "secret-in-the-request" not in text  # the message can quote the request: never shown
+        # the connection stays usable, and the API's refusals keep their shape
+        _json_error(c.get("/v1/nope"), 404, "not_found")
+
+
 # -- the unknown-parameter message --------------------------------------------------------------
 def test_an_unknown_parameter_on_a_page_says_this_page_takes(served: Served) -> None:
     key = {"Authorization": f"Bearer {served.keys['acme']}"}

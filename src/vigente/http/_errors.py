@@ -110,7 +110,9 @@ def _code_of(exc: Exception) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
-def _vigente_status(exc: VigenteError) -> tuple[int, str]:
+def vigente_status(exc: VigenteError) -> tuple[int, str]:
+    """The HTTP status and error code of a refusal of the store (the inspector's pages use
+    the same statuses)."""
     if isinstance(exc, InvalidInput):
         return 400, "invalid_input" if type(exc) is InvalidInput else _code_of(exc)
     if isinstance(exc, HistoryRewriteError):
@@ -154,7 +156,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(VigenteError)
     async def vigente_error(_: Request, exc: VigenteError) -> JSONResponse:
-        status, code = _vigente_status(exc)
+        status, code = vigente_status(exc)
         telemetry.refused(exc, "http")
         if status >= 500:
             log.warning("store error: %s", exc)

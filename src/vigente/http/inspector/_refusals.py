@@ -29,7 +29,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from vigente.application.errors import ApiError
-from vigente.http._errors import UnknownQueryParameters
+from vigente.errors import VigenteError
+from vigente.http._errors import UnknownQueryParameters, vigente_status
 from vigente.http.inspector._auth import (
     COOKIE,
     LoginRequired,
@@ -176,7 +177,7 @@ async def _answer(handler: Any, request: Request, exc: Exception) -> Response:
 def install(app: FastAPI, routers: Iterable[APIRouter]) -> None:
     """Answer the refusals of the inspector's requests with pages (the pages are the routes of
     ``routers``); leave the API's to the API's handlers, which must be installed already."""
-    kinds = (RequestValidationError, ApiError, StarletteHTTPException)
+    kinds = (RequestValidationError, ApiError, StarletteHTTPException, VigenteError)
     api = {cls: app.exception_handlers.get(cls) for cls in kinds}
     missing = [cls.__name__ for cls, handler in api.items() if handler is None]
     if missing:
@@ -227,6 +228,25 @@ def install(app: FastAPI, routers: Iterable[APIRouter]) -> None:
         if isinstance(who, Response):
             return who
         return _bad_address(exc.status, _on_a_page(exc), who, exc.headers)
+
+    @app.exception_handler(VigenteError)
+    async def store_refused(request: Request, exc: VigenteError) -> Response:
+        # A page answers what it expects itself (an unknown id, a bad date); anything else the
+        # store refuses is still a page in the layout for a browser, with the API's status.
+        if not is_page(request):
+            return await _answer(api[VigenteError], request, exc)
+        who = await _key_first(request)
+        if isinstance(who, Response):
+            return who
+        status, _ = vigente_status(exc)
+        return page(
+            "error.html",
+            status=status,
+            tenant=who,
+            heading=responses.get(status, "Refused").capitalize(),
+            message=str(exc),
+            fix=_FIX,
+        )
 
     @app.exception_handler(StarletteHTTPException)
     async def no_route(request: Request, exc: StarletteHTTPException) -> Response:

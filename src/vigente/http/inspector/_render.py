@@ -5,6 +5,8 @@ of the pages (:class:`PageRoute`, whose refusals of a request are HTML, not the 
 from __future__ import annotations
 
 import json
+import logging
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import parse_qsl, quote
@@ -12,12 +14,16 @@ from urllib.parse import parse_qsl, quote
 from fastapi import Request
 from fastapi.responses import HTMLResponse
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from starlette.responses import Response
 
+from vigente import telemetry
+from vigente.http._access import route_template
 from vigente.http._paths import IdRoute
 
 __all__ = ["HERE", "OpenPageRoute", "PageRoute", "blank", "form_of", "is_page", "page"]
 
 HERE = Path(__file__).parent
+log = logging.getLogger("vigente.http")
 
 _env = Environment(
     loader=FileSystemLoader(HERE / "templates"),
@@ -82,6 +88,39 @@ class PageRoute(IdRoute):
     #: The page shows a tenant's data: a browser without a usable key is sent to log in before
     #: it is told what is wrong with the address, as the page itself would send it.
     needs_key: ClassVar[bool] = True
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        """The page's handler, answering an unexpected exception (a bug) with an HTML 500 page
+        in the layout rather than the API's JSON 500; an exception the service has a handler
+        for (a refusal, a login, an unknown object) goes on to that handler."""
+        handler = super().get_route_handler()
+
+        async def answered(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except Exception as exc:
+                if _handled(request, exc):
+                    raise
+                log.error("unexpected error on %s %s: %s", request.method,
+                          route_template(request.scope), telemetry.exception_summary(exc))
+                return page(
+                    "error.html",
+                    status=500,
+                    heading="Internal error",
+                    message=f"unexpected {type(exc).__name__}: this is a bug in vigente; "
+                    "please report it with the address that caused it",
+                    fix="Go back, or open the page from the inspector's own links.",
+                )
+
+        return answered
+
+
+def _handled(request: Request, exc: Exception) -> bool:
+    """Whether the service has its own handler for ``exc`` (not the last-resort one)."""
+    handlers = request.app.exception_handlers
+    return any(
+        cls in handlers for cls in type(exc).__mro__ if cls not in (Exception, BaseException)
+    )
 
 
 class OpenPageRoute(PageRoute):
