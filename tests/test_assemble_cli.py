@@ -92,8 +92,8 @@ def test_assemble_explain_and_errors(tmp_path: Path) -> None:
     code, out = run("--db", db, "explain", aid, "--json")
     assert code == 0 and "messages" not in json.loads(out)
     for args, message in [
-        ((*base, "--as-of", "2999-01-01T00:00:00+00:00"), "in the future"),
-        ((*base, "--as-of", "2026-10-05T08:00:00"), "Error: "),
+        ((*base, "--known-at", "2999-01-01T00:00:00+00:00"), "in the future"),
+        ((*base, "--known-at", "2026-10-05T08:00:00"), "Error: "),
         ((*base, "--rehydrate", "ghost"), "no tool exchange"),
         (("--db", db, "explain", "asm_x"), "unknown assembly"),
         (

@@ -563,7 +563,7 @@ def test_no_date_is_a_traceback_on_the_cli(store_url: str, query: str, k: str) -
         ["recall", query, "--conversation", C, "--known-at", k, "--mode", "lexical"],
         ["search", query, "--date-from-query", "--known-at", k, "--mode", "lexical"],
         ["assemble", "--conversation", C, "--branch", "main", "--participant", "agent",
-         "--budget", "60", "--as-of", k, "--query", query],
+         "--budget", "60", "--known-at", k, "--query", query],
     ):
         result = runner.invoke(cli, ["--db", store_url, *args])
         assert result.exception is None or isinstance(result.exception, SystemExit), (

@@ -33,7 +33,7 @@ def test_documents_ask_derived_and_decisions(tmp_path: Path) -> None:
         "2023-06-01",
         "--published",
         "2023-05-12",
-        "--url",
+        "--source-url",
         "https://x.eu/7",
         "--external-id",
         "c7",

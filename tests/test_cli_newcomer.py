@@ -96,7 +96,7 @@ def test_assemble_takes_known_at_like_the_other_commands(trip: str) -> None:
     args = ["--db", trip, "assemble", "--conversation", "trip-42", "--branch", "main",
             "--participant", "agent", "--json"]
     one = json.loads(run(*args, "--known-at", "2026-10-05T09:00:00Z").output)
-    other = json.loads(run(*args, "--as-of", "2026-10-05T09:00:00Z").output)
+    other = json.loads(run(*args, "--as-of", "2026-10-05T09:00:00Z").stdout)
     assert one["snapshot"] == other["snapshot"] == "2026-10-05T09:00:00Z"
 
 
@@ -108,4 +108,4 @@ def test_assemble_without_json_shows_the_messages_and_hints_as_of(trip: str) -> 
     assert "Trains from Turin to Milan tomorrow?" in result.output  # a message's own text
     # the session is from 2026-10-05: its memories are stale today, and the hint says how to
     # see it as it stood
-    assert "--as-of 2026-10-05" in result.stderr, result.stderr
+    assert "--known-at 2026-10-05" in result.stderr, result.stderr

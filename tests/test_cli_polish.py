@@ -384,7 +384,7 @@ def regs(tmp_path: Path) -> str:
     db = str(tmp_path / "regs.db")
     for args in (
         ("--text", "Old rules.", "--reference", "Circular 7/2023", "--valid-from", "2023-06-01",
-         "--published", "2023-05-12", "--url", "https://x.eu/7"),
+         "--published", "2023-05-12", "--source-url", "https://x.eu/7"),
         ("--text", "New rules.", "--reference", "Circular 12/2025", "--valid-from",
          "2025-03-03", "--published", "2025-02-14", "--relation", "supersedes",
          "--predecessor", "Circular 7/2023"),

@@ -105,7 +105,7 @@ def assemble(
         latest = max((r["known_from"] for r in last), default=None)
         click.echo(
             f"note: {len(stale)} of {len(memories)} memories are stale as of now; to see the "
-            f"session as it stood, assemble it as known then: --as-of {latest}", err=True)
+            f"session as it stood, assemble it as known then: --known-at {latest}", err=True)
 
 
 def _print_messages(messages: list[dict[str, Any]]) -> None:
