@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import difflib
 import inspect
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from http.client import responses
 from typing import Any
 
@@ -166,6 +166,16 @@ def _start_pages(routers: Iterable[APIRouter]) -> list[str]:
     ]
 
 
+async def _for_browser(request: Request, exc: Exception, handler: Any,
+                       render: Callable[[str | None], Response]) -> Response:
+    """A refusal on a page is ``render``-ed for the caller the key names (or the key's own
+    refusal); anywhere else it is the API's ``handler``'s answer."""
+    if not is_page(request):
+        return await _answer(handler, request, exc)
+    who = await _key_first(request)
+    return who if isinstance(who, Response) else render(who)
+
+
 async def _answer(handler: Any, request: Request, exc: Exception) -> Response:
     response = handler(request, exc)
     if inspect.isawaitable(response):
@@ -211,42 +221,30 @@ def install(app: FastAPI, routers: Iterable[APIRouter]) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError) -> Response:
-        if not is_page(request):
-            return await _answer(api[RequestValidationError], request, exc)
-        who = await _key_first(request)
-        if isinstance(who, Response):
-            return who
-        return _bad_address(422, _invalid_address(exc), who)
+        return await _for_browser(request, exc, api[RequestValidationError],
+                                  lambda who: _bad_address(422, _invalid_address(exc), who))
 
     @app.exception_handler(ApiError)
     async def refused(request: Request, exc: ApiError) -> Response:
         # On a page, an ApiError comes from the service's checks of every request (an
         # unknown query parameter, NUL in a parameter): the browser gets a page.
-        if not is_page(request):
-            return await _answer(api[ApiError], request, exc)
-        who = await _key_first(request)
-        if isinstance(who, Response):
-            return who
-        return _bad_address(exc.status, _on_a_page(exc), who, exc.headers)
+        return await _for_browser(
+            request, exc, api[ApiError],
+            lambda who: _bad_address(exc.status, _on_a_page(exc), who, exc.headers))
 
     @app.exception_handler(VigenteError)
     async def store_refused(request: Request, exc: VigenteError) -> Response:
         # A page answers what it expects itself (an unknown id, a bad date); anything else the
         # store refuses is still a page in the layout for a browser, with the API's status.
-        if not is_page(request):
-            return await _answer(api[VigenteError], request, exc)
-        who = await _key_first(request)
-        if isinstance(who, Response):
-            return who
         status, _ = vigente_status(exc)
-        return page(
+        return await _for_browser(request, exc, api[VigenteError], lambda who: page(
             "error.html",
             status=status,
             tenant=who,
             heading=responses.get(status, "Refused").capitalize(),
             message=str(exc),
             fix=_FIX,
-        )
+        ))
 
     @app.exception_handler(StarletteHTTPException)
     async def no_route(request: Request, exc: StarletteHTTPException) -> Response:
